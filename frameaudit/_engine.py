@@ -1,0 +1,261 @@
+"""The engine boundary: the one module that knows which kinds of frame exist.
+
+Every metric turns its input into a narwhals LazyFrame with :func:`to_engine`, builds its result
+lazily, and hands it back with :func:`from_engine`, which gives the caller a frame of the kind
+they passed in. In-memory data (Polars, pandas, pyarrow) runs on Polars; pandas and pyarrow are
+converted through Arrow, keeping only the columns the metric reads. DuckDB, PySpark and the
+other lazy backends narwhals knows run natively and come back lazy.
+
+Value checks (nulls, ranges, duplicates, ...) are :class:`~frameaudit._validate.Check` objects:
+one-row frames of violation counts. On Polars they are joined into the result's plan and raise
+when the result is computed; on the other lazy engines they run as one aggregate query when the
+metric is called (only the counts leave the engine).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import narwhals.stable.v2 as nw
+import polars as pl
+import pyarrow as pa
+from narwhals.dependencies import (
+    is_dask_dataframe,
+    is_pandas_dataframe,
+)
+
+from frameaudit.exceptions import ColumnNotFoundError, UnsupportedBackendError
+
+if TYPE_CHECKING:
+    from frameaudit._validate import Check
+
+__all__ = ["Kind", "Source", "from_engine", "lazy_from_arrow", "to_engine"]
+
+_SUPPORTED = (
+    "polars.DataFrame, polars.LazyFrame, pandas.DataFrame, pyarrow.Table, a DuckDB relation, "
+    "a PySpark DataFrame, or another frame narwhals supports (Dask for metrics without "
+    "ordered windows)"
+)
+
+
+class Kind(enum.Enum):
+    """How a frame entered frameaudit, which decides how its result leaves."""
+
+    POLARS_EAGER = "polars eager"
+    POLARS_LAZY = "polars lazy"
+    PANDAS = "pandas"
+    PYARROW = "pyarrow"
+    EAGER_OTHER = "other eager"
+    LAZY_NATIVE = "native lazy"
+    DASK = "dask"
+
+    @property
+    def on_polars(self) -> bool:
+        """Whether the computation runs on Polars."""
+        return self not in (Kind.LAZY_NATIVE, Kind.DASK)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A caller's frame as a narwhals LazyFrame, with what is needed to hand a result back."""
+
+    frame: nw.LazyFrame[Any]
+    kind: Kind
+    implementation: nw.Implementation
+    session: Any = None
+
+    def require_ordered_windows(self, metric: str) -> None:
+        """Raise the documented error for metrics that need windows ordered by position."""
+        if self.kind is Kind.DASK:
+            msg = (
+                f"{metric} is not supported on Dask: it needs windows ordered by position, "
+                "which Dask cannot evaluate lazily. Workaround: run it on Polars "
+                "(`polars.from_pandas(ddf.compute())`) or on DuckDB/PySpark."
+            )
+            raise UnsupportedBackendError(msg)
+
+
+def _native_schema_names(frame: Any) -> list[str]:
+    return list(nw.from_native(frame).collect_schema().names())
+
+
+def _check_columns(available: Sequence[str], columns: Mapping[str, str], frame_name: str) -> None:
+    """``columns`` maps each column name to the parameter that named it."""
+    present = set(available)
+    for column, parameter in columns.items():
+        if not isinstance(column, str):
+            msg = f"{parameter}={column!r}: expected a column name (str), got {type(column).__name__}"
+            raise ColumnNotFoundError(msg)
+        if column not in present:
+            raise ColumnNotFoundError.build(
+                column, parameter=parameter, available=list(available), frame=frame_name
+            )
+
+
+def to_engine(
+    frame: Any, columns: Mapping[str, str], *, frame_name: str = "frame"
+) -> Source:
+    """Turn ``frame`` into a narwhals LazyFrame holding only ``columns``.
+
+    ``columns`` maps each needed column to the parameter that named it (for error messages).
+    Only the schema is read: a lazy frame's data is not touched.
+    """
+    if isinstance(frame, (nw.DataFrame, nw.LazyFrame)):
+        frame = nw.to_native(frame)
+    wanted = list(dict.fromkeys(columns))
+    if isinstance(frame, pl.LazyFrame):
+        _check_columns(frame.collect_schema().names(), columns, frame_name)
+        return Source(nw.from_native(frame.select(wanted)), Kind.POLARS_LAZY, nw.Implementation.POLARS)
+    if isinstance(frame, pl.DataFrame):
+        _check_columns(frame.columns, columns, frame_name)
+        return Source(
+            nw.from_native(frame.lazy().select(wanted)), Kind.POLARS_EAGER, nw.Implementation.POLARS
+        )
+    if is_pandas_dataframe(frame):
+        _check_columns([str(c) for c in frame.columns], columns, frame_name)
+        converted = pl.from_pandas(frame[wanted], include_index=False)
+        return Source(nw.from_native(converted.lazy()), Kind.PANDAS, nw.Implementation.POLARS)
+    if isinstance(frame, pa.Table):
+        _check_columns(frame.column_names, columns, frame_name)
+        converted = pl.from_arrow(frame.select(wanted))
+        assert isinstance(converted, pl.DataFrame)  # a Table always converts to a DataFrame
+        return Source(nw.from_native(converted.lazy()), Kind.PYARROW, nw.Implementation.POLARS)
+    try:
+        wrapped = nw.from_native(frame)
+    except TypeError:
+        msg = f"{frame_name}: unsupported frame type {type(frame).__module__}.{type(frame).__name__}; expected {_SUPPORTED}"
+        raise UnsupportedBackendError(msg) from None
+    _check_columns(wrapped.collect_schema().names(), columns, frame_name)
+    implementation = wrapped.implementation
+    if isinstance(wrapped, nw.DataFrame):
+        table = wrapped.select(wanted).to_arrow()
+        converted = pl.from_arrow(table)
+        assert isinstance(converted, pl.DataFrame)
+        return Source(nw.from_native(converted.lazy()), Kind.EAGER_OTHER, implementation)
+    kind = Kind.DASK if is_dask_dataframe(frame) else Kind.LAZY_NATIVE
+    session = getattr(frame, "sparkSession", None)
+    return Source(wrapped.select(wanted), kind, implementation, session)
+
+
+def lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
+    """Build a small frame (a mapping, centroids) in the engine of ``like``."""
+    if like.kind.on_polars:
+        converted = pl.from_arrow(table)
+        assert isinstance(converted, pl.DataFrame)
+        return nw.from_native(converted.lazy())
+    eager = nw.from_arrow(table, backend="pyarrow")
+    if like.session is not None:
+        return eager.lazy(backend=like.implementation, session=like.session)
+    return eager.lazy(backend=like.implementation)
+
+
+def align(other: Any, like: Source, columns: Mapping[str, str], *, frame_name: str) -> nw.LazyFrame[Any]:
+    """Bring a second frame (a mapping, centroids, an overall ranking) into ``like``'s engine."""
+    source = to_engine(other, columns, frame_name=frame_name)
+    if source.kind.on_polars == like.kind.on_polars and source.implementation == like.implementation:
+        return source.frame
+    if source.kind.on_polars:
+        table = source.frame.collect().to_arrow()
+        return lazy_from_arrow(table, like)
+    msg = (
+        f"{frame_name}: a {source.implementation} frame cannot be combined with a "
+        f"{like.implementation} frame; pass it as an in-memory frame (Polars, pandas, pyarrow) "
+        "or a dict"
+    )
+    raise UnsupportedBackendError(msg)
+
+
+_DIAG_KEY = "__fa_diag_key"
+_PRESENT = "__fa_present"
+
+
+def _combined_checks(
+    checks: Sequence[Check],
+) -> tuple[nw.LazyFrame[Any], list[dict[str, str]]]:
+    """Cross-join the one-row check frames into one row, prefixing each check's columns.
+
+    Returns the frame and, per check, a map from prefixed to original column names.
+    """
+    combined: nw.LazyFrame[Any] | None = None
+    names: list[dict[str, str]] = []
+    for index, check in enumerate(checks):
+        renames = {f"__fa_c{index}_{c}": c for c in check.frame.collect_schema().names()}
+        renamed = check.frame.select(nw.col(c).alias(p) for p, c in renames.items())
+        names.append(renames)
+        combined = renamed if combined is None else combined.join(renamed, how="cross")
+    assert combined is not None
+    return combined, names
+
+
+def _raise_first(
+    checks: Sequence[Check], names: list[dict[str, str]], row: Mapping[str, Any]
+) -> None:
+    for check, renames in zip(checks, names, strict=True):
+        error = check.error({original: row[p] for p, original in renames.items()})
+        if error is not None:
+            raise error
+
+
+def from_engine(
+    result: nw.LazyFrame[Any],
+    source: Source,
+    *,
+    sort_by: Sequence[str] = (),
+    checks: Sequence[Check] = (),
+) -> Any:
+    """Hand ``result`` back as a frame of the kind the caller passed in."""
+    sort_by = list(sort_by)
+    if not source.kind.on_polars:
+        if checks:
+            combined, names = _combined_checks(checks)
+            rows = combined.collect().rows(named=True)
+            _raise_first(checks, names, rows[0])
+        sorted_result = result.sort(sort_by) if sort_by else result
+        return sorted_result.to_native()
+
+    native: pl.LazyFrame = result.to_native()
+    schema = native.collect_schema()
+    if checks:
+        native = _attach_checks(native, checks, schema, sort_by)
+    elif sort_by:
+        native = native.sort(sort_by, nulls_last=True)
+    if source.kind is Kind.POLARS_LAZY:
+        return native
+    eager = native.collect()
+    if source.kind is Kind.POLARS_EAGER:
+        return eager
+    if source.kind is Kind.PANDAS:
+        return eager.to_pandas(use_pyarrow_extension_array=True)
+    if source.kind is Kind.PYARROW:
+        return eager.to_arrow()
+    return nw.from_arrow(eager.to_arrow(), backend=source.implementation).to_native()
+
+
+def _attach_checks(
+    native: pl.LazyFrame, checks: Sequence[Check], schema: pl.Schema, sort_by: list[str]
+) -> pl.LazyFrame:
+    """Make the checks part of the plan: they raise when the result is computed.
+
+    The one-row diagnostics frame is on the left of a left join so that an empty result still
+    carries the diagnostics to the check.
+    """
+    combined, names = _combined_checks(checks)
+    diag: pl.LazyFrame = combined.to_native().with_columns(pl.lit(0).alias(_DIAG_KEY))
+    joined = diag.join(
+        native.with_columns(pl.lit(0).alias(_DIAG_KEY), pl.lit(True).alias(_PRESENT)),
+        on=_DIAG_KEY,
+        how="left",
+    )
+    flat = [c for renames in names for c in renames]
+
+    def check_and_strip(frame: pl.DataFrame) -> pl.DataFrame:
+        if frame.height:
+            _raise_first(checks, names, frame.row(0, named=True))
+        out = frame.filter(pl.col(_PRESENT).is_not_null()).drop([*flat, _DIAG_KEY, _PRESENT])
+        return out.sort(sort_by, nulls_last=True) if sort_by else out
+
+    return joined.map_batches(check_and_strip, schema=schema)
+

@@ -1,0 +1,43 @@
+"""Small expression helpers shared by the metric families (narwhals, every backend)."""
+
+from __future__ import annotations
+
+import narwhals.stable.v2 as nw
+
+__all__ = ["discount", "nan_to_null", "null_float", "safe_div"]
+
+
+def null_float() -> nw.Expr:
+    """A Float64 null literal."""
+    return nw.lit(None, dtype=nw.Float64)
+
+
+def safe_div(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
+    """IEEE division without NaN: x/0 is ±inf for x ≠ 0, and 0/0 is null (undefined).
+
+    The denominator is replaced before dividing, so engines that raise or return null on a
+    division by zero (Spark in ANSI mode, DuckDB) give the same answer as Polars.
+    """
+    is_zero = denominator == 0
+    quotient = numerator.cast(nw.Float64) / nw.when(is_zero).then(nw.lit(1.0)).otherwise(
+        denominator.cast(nw.Float64)
+    )
+    return (
+        nw.when(~is_zero)
+        .then(quotient)
+        .when(numerator > 0)
+        .then(nw.lit(float("inf")))
+        .when(numerator < 0)
+        .then(nw.lit(float("-inf")))
+        .otherwise(null_float())
+    )
+
+
+def nan_to_null(expr: nw.Expr) -> nw.Expr:
+    """Turn NaN (an undefined result such as inf − inf) into null."""
+    return nw.when(expr.is_nan()).then(null_float()).otherwise(expr)
+
+
+def discount(position: nw.Expr) -> nw.Expr:
+    """The logarithmic position discount 1/log2(k+1)."""
+    return 1.0 / (position.cast(nw.Float64) + 1.0).log(base=2)

@@ -1,0 +1,776 @@
+"""Fair-ranking metrics: EXP, EXPU, EXPRU, AWRF, ERBE, ERBP, ERBR, ARP, NDKL and IAA.
+
+The metrics of FairRankTune (Cachel & Rundensteiner), computed as lazy column expressions on
+tidy input: one row per ranked item, with its 1-based position (``rank``), its group, and
+optionally the ranking it belongs to, an item id, a relevance and a click-through rate.
+
+Group metrics reduce each group's rows (pooled over every ranking of a ``by`` partition) to a
+per-group value V_g, then combine the vector V with one of seven ``combo`` formulas. NDKL and IAA
+are single-number metrics. The definitions, and every place where frameaudit deliberately
+differs from FairRankTune 0.0.7, are in the documentation's "Differences" page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import narwhals.stable.v2 as nw
+import pyarrow as pa
+
+from frameaudit import _validate as v
+from frameaudit._engine import Source, align, from_engine, lazy_from_arrow, to_engine
+from frameaudit._expr import discount, nan_to_null, null_float, safe_div
+from frameaudit.exceptions import InvalidParameterError, InvalidValueError
+
+__all__ = [
+    "COMBOS",
+    "Combo",
+    "arp",
+    "awrf",
+    "erbe",
+    "erbp",
+    "erbr",
+    "exp",
+    "expru",
+    "expu",
+    "iaa",
+    "ndkl",
+]
+
+Combo = Literal[
+    "MinMaxRatio", "MaxMinRatio", "MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance"
+]
+COMBOS: tuple[str, ...] = get_args(Combo)
+
+GroupMapping = Mapping[Any, Any] | Any
+Names = str | Sequence[str]
+
+_ALL = "__fa_all"
+_NUM = "__fa_num"
+_DEN = "__fa_den"
+_SIZE = "__fa_size"
+_ORDER = "__fa_order"
+_ONE = "__fa_one"
+_NR = "__fa_n_ranking"
+
+
+@dataclass
+class _Prepared:
+    """A validated ranking frame and the names of its roles."""
+
+    source: Source
+    frame: nw.LazyFrame[Any]
+    by: list[str]
+    partition: list[str]
+    rankings: list[str]
+    groups: list[str]
+    rank: str
+    item: str | None
+    mapping: nw.LazyFrame[Any] | None
+    checks: list[v.Check] = field(default_factory=list)
+
+
+def _prepare(
+    frame: Any,
+    metric: str,
+    *,
+    rank: str,
+    group: Names | None,
+    ranking: Names | None,
+    item: str | None,
+    groups: GroupMapping | None,
+    by: Names | None,
+    values: Mapping[str, str] | None = None,
+) -> _Prepared:
+    """Validate the schema, bring the frame into the engine, join the group mapping."""
+    values = dict(values or {})
+    group_names = v.as_names(group, "group")
+    ranking_names = v.as_names(ranking, "ranking")
+    by_names = v.as_names(by, "by")
+    if groups is not None:
+        if len(group_names) != 1:
+            msg = (
+                f"group={group!r}: with groups= (a mapping) give one name for the group "
+                "column of the mapping and of the output"
+            )
+            raise InvalidParameterError(msg)
+        if item is None:
+            msg = "item=None: groups= (a mapping from item to group) needs item= to join on"
+            raise InvalidParameterError(msg)
+    columns: dict[str, str] = {rank: "rank"}
+    if groups is None:
+        columns.update(dict.fromkeys(group_names, "group"))
+    columns.update(dict.fromkeys(ranking_names, "ranking"))
+    if item is not None:
+        columns[item] = "item"
+    columns.update(dict.fromkeys(by_names, "by"))
+    columns.update({c: p for p, c in values.items()})
+    source = to_engine(frame, columns)
+    lf = source.frame
+    v.require_dtype(lf, rank, "rank", "integer")
+    for parameter, column in values.items():
+        v.require_dtype(lf, column, parameter, "numeric")
+    checks = [
+        v.non_empty(lf, metric),
+        v.no_nulls(lf, columns),
+        v.in_range(lf, rank, "rank", 1, None),
+    ]
+    for parameter, column in values.items():
+        checks.append(v.in_range(lf, column, parameter, 0, 1))
+    partition = by_names or [_ALL]
+    if not by_names:
+        lf = lf.with_columns(nw.lit(0).alias(_ALL))
+    rankings = list(dict.fromkeys([*partition, *ranking_names]))
+    checks.append(
+        v.unique_within(lf, [*rankings, rank], f"rank={rank!r}", "positions must be unique within a ranking (ties)")
+    )
+    if item is not None:
+        checks.append(
+            v.unique_within(lf, [*rankings, item], f"item={item!r}", "an item may appear once per ranking")
+        )
+    mapping = None
+    if groups is not None:
+        assert item is not None
+        mapping, mapping_checks = _mapping(groups, source, item=item, group=group_names[0])
+        checks += mapping_checks
+        lf = lf.join(mapping, on=item, how="left")
+        unmapped = lf.filter(nw.col(group_names[0]).is_null()).select(nw.col(item))
+        checks.append(_unmapped_check(unmapped, item))
+    return _Prepared(
+        source, lf, by_names, partition, rankings, group_names, rank, item, mapping, checks
+    )
+
+
+def _mapping(
+    groups: GroupMapping, source: Source, *, item: str, group: str
+) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+    """The item → group mapping as a lazy frame in the data's engine, with its checks."""
+    item_dtype = source.frame.collect_schema()[item]
+    if isinstance(groups, Mapping):
+        if not groups:
+            raise InvalidParameterError("groups={}: the mapping is empty")
+        table = pa.table({item: list(groups.keys()), group: list(groups.values())})
+        mapping = lazy_from_arrow(table, source)
+    else:
+        mapping = align(groups, source, {item: "item", group: "group"}, frame_name="groups")
+    mapping = mapping.select(nw.col(item).cast(item_dtype), nw.col(group))
+    checks = [
+        v.no_nulls(mapping, {item: "groups (mapping) item", group: "groups (mapping) group"}),
+        v.unique_within(mapping, [item], "groups=", "each item may belong to one group only"),
+    ]
+    return mapping, checks
+
+
+def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> v.Check:
+    counts = unmapped.select(nw.len().alias("n"))
+    example = unmapped.select(nw.col(item).min().alias("example"))
+    both = counts.join(example, how="cross")
+
+    def error(row: Mapping[str, Any]) -> InvalidValueError | None:
+        if row["n"]:
+            msg = (
+                f"groups=: {row['n']} ranked row(s) have an item missing from the mapping "
+                f"(e.g. {item}={row['example']!r}); every ranked item needs a group"
+            )
+            return InvalidValueError(msg)
+        return None
+
+    return v.Check(both, error)
+
+
+def _group_sizes(prep: _Prepared) -> nw.LazyFrame[Any]:
+    """n_g per (partition, group), over the whole group universe (see SPEC §1)."""
+    if prep.mapping is not None:
+        sizes = prep.mapping.group_by(prep.groups).agg(nw.len().cast(nw.Float64).alias(_SIZE))
+        partitions = prep.frame.select(prep.partition).unique()
+        return partitions.join(sizes, how="cross")
+    size = nw.col(prep.item).n_unique() if prep.item is not None else nw.len()
+    return prep.frame.group_by([*prep.partition, *prep.groups]).agg(
+        size.cast(nw.Float64).alias(_SIZE)
+    )
+
+
+def _per_group(
+    prep: _Prepared,
+    sums: nw.LazyFrame[Any],
+    metric: str,
+    denominator: Literal["size", "sum", "one"],
+) -> nw.LazyFrame[Any]:
+    """V_g = num / den per (partition, group) over the group universe.
+
+    ``sums`` holds the summed numerator ``_NUM`` (and ``_DEN`` when ``denominator="sum"``) per
+    (partition, group) for the groups that occur.
+    """
+    keys = [*prep.partition, *prep.groups]
+    if prep.mapping is not None:
+        universe = _group_sizes(prep)
+        sums = universe.join(sums, on=keys, how="left").with_columns(
+            nw.col(_NUM).fill_null(0.0), *([nw.col(_DEN).fill_null(0.0)] if denominator == "sum" else [])
+        )
+    elif denominator == "size":
+        sums = sums.join(_group_sizes(prep), on=keys, how="left")
+    den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
+    return sums.select(*keys, safe_div(nw.col(_NUM), den).alias(metric))
+
+
+def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combo | None) -> Any:
+    """Apply the combo (or return the per-group frame) and hand back the caller's kind."""
+    if combo is None:
+        result = per_group.select(*prep.by, *prep.groups, metric)
+        return from_engine(result, prep.source, sort_by=[*prep.by, *prep.groups], checks=prep.checks)
+    combined = combine(per_group, prep.partition, metric, combo).select(*prep.by, metric)
+    return from_engine(combined, prep.source, sort_by=prep.by, checks=prep.checks)
+
+
+def combine(
+    per_group: nw.LazyFrame[Any], partition: Sequence[str], value: str, combo: Combo
+) -> nw.LazyFrame[Any]:
+    """Combine per-group values V (column ``value``) into one number per partition.
+
+    NaN and null propagate: if any V_g of a partition is null or NaN, its result is null.
+    """
+    partition = list(partition)
+    val = nw.col(value)
+    dev = (val - val.mean().over(*partition)).abs()
+    stats = (
+        per_group.with_columns(
+            (val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad"),
+            (val * val).alias("__fa_sq"),
+            dev.alias("__fa_dev"),
+        )
+        .with_columns(
+            (nw.col("__fa_dev") * nw.col("__fa_dev")).alias("__fa_dev2"),
+            nw.col("__fa_dev").is_nan().cast(nw.Int64).alias("__fa_devnan"),
+        )
+        .group_by(partition)
+        .agg(
+            nw.len().cast(nw.Float64).alias("g"),
+            nw.col("__fa_bad").sum().alias("bad"),
+            nw.col("__fa_devnan").sum().alias("devnan"),
+            val.min().alias("mn"),
+            val.max().alias("mx"),
+            nw.col("__fa_sq").sum().alias("sumsq"),
+            nw.col("__fa_dev").max().alias("devmax"),
+            nw.col("__fa_dev").sum().alias("devsum"),
+            nw.col("__fa_dev2").sum().alias("dev2sum"),
+        )
+    )
+    c = nw.col
+    formula = {
+        "MinMaxRatio": safe_div(c("mn"), c("mx")),
+        "MaxMinRatio": safe_div(c("mx"), c("mn")),
+        "MaxMinDiff": c("mx") - c("mn"),
+        "MaxAbsDiff": nw.when(c("devnan") > 0).then(null_float()).otherwise(c("devmax")),
+        "MeanAbsDev": c("devsum") / c("g"),
+        "LTwo": c("sumsq"),
+        "Variance": safe_div(c("dev2sum"), c("g") - 1.0),
+    }[combo]
+    result = nw.when(c("bad") > 0).then(null_float()).otherwise(formula)
+    return stats.select(*partition, nan_to_null(result).alias(value))
+
+
+def _check_combo(combo: str | None) -> None:
+    if combo is not None:
+        v.choice("combo", combo, COMBOS)
+
+
+def _pooled_metric(
+    frame: Any,
+    metric: str,
+    *,
+    numerator: nw.Expr,
+    denominator: Literal["size", "sum", "one"],
+    rank: str,
+    group: Names,
+    ranking: Names | None,
+    item: str | None,
+    groups: GroupMapping | None,
+    by: Names | None,
+    combo: Combo | None,
+    values: Mapping[str, str] | None = None,
+    binary_relevance: bool = False,
+) -> Any:
+    """The sum metrics: V_g = Σ_rows numerator / (n_g, Σ relevance or 1)."""
+    _check_combo(combo)
+    values = dict(values or {})
+    prep = _prepare(
+        frame, metric, rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, values=values
+    )
+    if binary_relevance:
+        prep.checks.append(v.binary(prep.frame, values["relevance"], "relevance", metric.upper()))
+    aggregations = [nw.col(_NUM).sum()]
+    with_den = []
+    if denominator == "sum":
+        with_den = [nw.col(values["relevance"]).cast(nw.Float64).alias(_DEN)]
+        aggregations.append(nw.col(_DEN).sum())
+    sums = (
+        prep.frame.with_columns(numerator.cast(nw.Float64).alias(_NUM), *with_den)
+        .group_by([*prep.partition, *prep.groups])
+        .agg(*aggregations)
+    )
+    return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
+
+
+def exp(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Group exposure (EXP; Singh & Joachims 2018, Diaz et al. 2020).
+
+    The per-group value is the group's average exposure,
+    :math:`V_g = \sum_{x \in g} 1/\log_2(k_x + 1) \,/\, n_g`, summed over every row of the group
+    in the partition (all its rankings). Statistical parity: "most fair" is 1 for
+    ``MinMaxRatio``/``MaxMinRatio`` and 0 for the difference combos.
+
+    Parameters
+    ----------
+    frame
+        Polars DataFrame/LazyFrame, pandas DataFrame, pyarrow Table, DuckDB relation, PySpark
+        DataFrame: one row per ranked item.
+    rank
+        Integer column with the item's 1-based position.
+    group
+        Group column, or a list of columns for intersectional groups. With ``groups=``, the
+        name of the group column of the mapping (and of the per-group output).
+    ranking
+        Column(s) identifying distinct rankings. None: the whole partition is one ranking.
+    item
+        Item id column. Group sizes count distinct items when it is given.
+    groups
+        Optional mapping item → group (a dict, or a frame with columns ``item`` and ``group``
+        as named by those parameters). The group universe and group sizes then come from it,
+        including items that are never ranked.
+    by
+        Column(s): one independent result per partition.
+    combo
+        How per-group values are combined; one of ``COMBOS``. None returns the per-group values.
+
+    Returns
+    -------
+    A frame of the input's kind: the ``by`` columns and ``exp`` (Float64), one row per
+    partition, sorted by ``by``; with ``combo=None``, one row per (partition, group).
+
+    Notes
+    -----
+    One scan and two small aggregations; O(n). A group of the mapping with no items has
+    V_g = 0 (size > 0). A null V_g (0/0) makes the combined value null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"]})
+    >>> fa.fair.exp(df, combo=None)
+    shape: (2, 2)
+    ┌───────┬──────────┐
+    │ group ┆ exp      │
+    │ ---   ┆ ---      │
+    │ str   ┆ f64      │
+    ╞═══════╪══════════╡
+    │ a     ┆ 0.75     │
+    │ b     ┆ 0.531966 │
+    └───────┴──────────┘
+    >>> round(fa.fair.exp(df).item(), 6)
+    0.709288
+    """
+    return _pooled_metric(
+        frame, "exp", numerator=discount(nw.col(rank)), denominator="size",
+        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+    )
+
+
+def expu(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    relevance: str = "relevance",
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Exposure utility (EXPU; Singh & Joachims 2018, Raj & Ekstrand 2022).
+
+    :math:`V_g = \sum_{x \in g} 1/\log_2(k_x+1) \,/\, \sum_{x \in g} \mathrm{rel}_x`: exposure
+    proportional to relevance (the group size cancels). ``relevance`` must lie in [0, 1]. A
+    group with exposure but no relevance has V_g = +inf; with neither, null.
+    Parameters as for :func:`exp`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"],
+    ...                    "relevance": [1.0, 0.5, 0.5, 1.0]})
+    >>> fa.fair.expu(df, combo=None)["expu"].round(6).to_list()
+    [1.0, 0.709288]
+    """
+    return _pooled_metric(
+        frame, "expu", numerator=discount(nw.col(rank)), denominator="sum",
+        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        values={"relevance": relevance},
+    )
+
+
+def expru(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    relevance: str = "relevance",
+    ctr: str = "ctr",
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Exposure realized utility (EXPRU; Singh & Joachims 2018).
+
+    :math:`V_g = \sum_{x \in g} \mathrm{ctr}_x \,/\, \sum_{x \in g} \mathrm{rel}_x`: clicks
+    proportional to relevance. No position weight, as in FairRankTune. ``relevance`` and
+    ``ctr`` must lie in [0, 1]. Parameters as for :func:`exp`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"],
+    ...                    "relevance": [1.0, 0.5, 0.5, 1.0], "ctr": [0.6, 0.3, 0.3, 0.1]})
+    >>> fa.fair.expru(df, combo=None)["expru"].round(6).to_list()
+    [0.6, 0.266667]
+    """
+    return _pooled_metric(
+        frame, "expru", numerator=nw.col(ctr), denominator="sum",
+        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        values={"relevance": relevance, "ctr": ctr},
+    )
+
+
+def awrf(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    p: float = 0.5,
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Attention-weighted rank fairness (AWRF; Sapiezynski et al. 2019).
+
+    :math:`V_g = \sum_{x \in g} 100\,p\,(1-p)^{k_x-1} \,/\, n_g`, the geometric attention model
+    with ``p`` in (0, 1] the probability that a viewer stops at a position. Parameters as for
+    :func:`exp`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"]})
+    >>> fa.fair.awrf(df, p=0.5, combo=None)["awrf"].to_list()
+    [31.25, 15.625]
+    """
+    p = v.number_in_range("p", p, 0.0, 1.0, low_open=True)
+    position = nw.col(rank).cast(nw.Float64)
+    attention = 100.0 * p * (nw.lit(1.0 - p) ** (position - 1.0))
+    return _pooled_metric(
+        frame, "awrf", numerator=attention, denominator="size",
+        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+    )
+
+
+def _rbp_weight(rank: str, decay: float) -> nw.Expr:
+    """(1 − γ)·γ^(k−1), the rank-biased-precision exposure of position k."""
+    position = nw.col(rank).cast(nw.Float64)
+    return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
+
+
+def erbe(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    decay: float = 0.5,
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Exposure rank-biased-precision equality (ERBE; Kirnap et al. 2021).
+
+    :math:`V_g = (1-\gamma) \sum_{x \in g} \gamma^{k_x-1}` with γ = ``decay`` in [0, 1):
+    total RBP exposure, which should be equal across groups. Parameters as for :func:`exp`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"]})
+    >>> fa.fair.erbe(df, decay=0.5, combo=None)["erbe"].to_list()
+    [0.625, 0.3125]
+    """
+    decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
+    return _pooled_metric(
+        frame, "erbe", numerator=_rbp_weight(rank, decay), denominator="one",
+        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+    )
+
+
+def erbp(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    decay: float = 0.5,
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Exposure rank-biased-precision proportionality (ERBP; Kirnap et al. 2021).
+
+    :math:`V_g = (1-\gamma) \sum_{x \in g} \gamma^{k_x-1} / n_g`: RBP exposure proportional
+    to group size. Parameters as for :func:`erbe`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "group": ["a", "b", "b"]})
+    >>> fa.fair.erbp(df, decay=0.5, combo=None)["erbp"].to_list()
+    [0.5, 0.1875]
+    """
+    decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
+    return _pooled_metric(
+        frame, "erbp", numerator=_rbp_weight(rank, decay), denominator="size",
+        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+    )
+
+
+def erbr(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    relevance: str = "relevance",
+    decay: float = 0.5,
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Exposure rank-biased-precision proportional to relevance (ERBR; Kirnap et al. 2021).
+
+    :math:`V_g = (1-\gamma) \sum_{x \in g} \gamma^{k_x-1} / |\{x \in g : \mathrm{rel}_x = 1\}|`.
+    ``relevance`` must be exactly 0 or 1. Parameters as for :func:`erbe`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "group": ["a", "b", "b"],
+    ...                    "relevance": [1, 1, 1]})
+    >>> fa.fair.erbr(df, decay=0.5, combo=None)["erbr"].to_list()
+    [0.5, 0.1875]
+    """
+    decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
+    return _pooled_metric(
+        frame, "erbr", numerator=_rbp_weight(rank, decay), denominator="sum",
+        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        values={"relevance": relevance}, binary_relevance=True,
+    )
+
+
+def _with_order(prep: _Prepared) -> nw.LazyFrame[Any]:
+    """Add each row's 1-based order within its ranking (``_ORDER``), by position."""
+    prep.source.require_ordered_windows("this metric")
+    return prep.frame.with_columns(nw.lit(1, dtype=nw.Int64).alias(_ONE)).with_columns(
+        nw.col(_ONE).cum_sum().over(*prep.rankings, order_by=prep.rank).cast(nw.Int64).alias(_ORDER)
+    )
+
+
+def arp(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+    combo: Combo | None = "MinMaxRatio",
+) -> Any:
+    r"""Attribute rank parity (ARP; Cachel et al. 2022).
+
+    The per-group value is the group's favoured-pair rate: of all mixed pairs (one item of g,
+    one of another group, in the same ranking), the fraction where g's item is ranked higher,
+    both counts summed over the rankings of the partition. Per ranking r with n_r items,
+    n_{g,r} of them in g, and order k_x: won = Σ_{x∈g}(n_r − k_x) − n_{g,r}(n_{g,r}−1)/2 and
+    mixed = n_{g,r}(n_r − n_{g,r}). Works on partial (top-k) rankings. A group with no mixed
+    pair has a null V_g. Parameters as for :func:`exp`.
+
+    Notes
+    -----
+    O(n) through counts: no pair is enumerated. FairRankTune sums per-ranking fractions over
+    rankings instead (values up to the number of rankings); see the Differences page.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"]})
+    >>> fa.fair.arp(df, combo=None)["arp"].to_list()
+    [0.75, 0.25]
+    """
+    _check_combo(combo)
+    prep = _prepare(frame, "arp", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by)
+    ordered = _with_order(prep).with_columns(
+        nw.col(_ONE).sum().over(*prep.rankings).cast(nw.Float64).alias(_NR)
+    )
+    per_ranking = (
+        ordered.with_columns((nw.col(_NR) - nw.col(_ORDER)).cast(nw.Float64).alias("__fa_below"))
+        .group_by([*prep.rankings, *prep.groups])
+        .agg(
+            nw.col("__fa_below").sum(),
+            nw.len().cast(nw.Float64).alias("__fa_ngr"),
+            nw.col(_NR).max(),
+        )
+        .with_columns(
+            (nw.col("__fa_below") - nw.col("__fa_ngr") * (nw.col("__fa_ngr") - 1.0) / 2.0).alias(_NUM),
+            (nw.col("__fa_ngr") * (nw.col(_NR) - nw.col("__fa_ngr"))).alias(_DEN),
+        )
+    )
+    sums = per_ranking.group_by([*prep.partition, *prep.groups]).agg(
+        nw.col(_NUM).sum(), nw.col(_DEN).sum()
+    )
+    return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
+
+
+def ndkl(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    by: Names | None = None,
+) -> Any:
+    r"""Normalized discounted KL-divergence (NDKL; Geyik et al. 2019).
+
+    For each ranking, with P_i the group proportions of its top-i items and D the reference
+    proportions (the mapping's when ``groups=`` is given, else the ranking's own),
+    :math:`\mathrm{NDKL} = \sum_i w_i\,\mathrm{KL}(P_i \| D) / \sum_i w_i`,
+    :math:`w_i = 1/\log_2(i+1)`, natural log, 0·ln 0 = 0 (exact, no smoothing). 0 is most fair.
+    The value of a partition is the mean over its rankings; pass ``by=`` the ranking column
+    for one value per ranking.
+
+    Notes
+    -----
+    O(n) with three ordered windows: KL(P_i‖D) = S_i/i − ln i − T_i/i with
+    S_i = Σ_g c_{g,i} ln c_{g,i} and T_i = Σ_g c_{g,i} ln D_g, both running sums over the
+    rank order. FairRankTune adds ε = 1e-7 to both distributions and accepts one ranking only.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "a", "b", "b"]})
+    >>> round(fa.fair.ndkl(df).item(), 6)
+    0.343152
+    """
+    prep = _prepare(frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by)
+    ordered = _with_order(prep)
+    if prep.mapping is not None:
+        shares = prep.mapping.group_by(prep.groups).agg(nw.len().cast(nw.Float64).alias("__fa_ng"))
+        shares = shares.with_columns(
+            (nw.col("__fa_ng") / nw.col("__fa_ng").sum()).log().alias("__fa_lnd")
+        ).select(*prep.groups, "__fa_lnd")
+        ordered = ordered.join(shares, on=prep.groups, how="left")
+    else:
+        in_group = nw.col(_ONE).sum().over(*prep.rankings, *prep.groups).cast(nw.Float64)
+        in_ranking = nw.col(_ONE).sum().over(*prep.rankings).cast(nw.Float64)
+        ordered = ordered.with_columns((in_group / in_ranking).log().alias("__fa_lnd"))
+    count = nw.col(_ONE).cum_sum().over(*prep.rankings, *prep.groups, order_by=rank).cast(nw.Float64)
+    steps = ordered.with_columns(count.alias("__fa_c")).with_columns(
+        nw.when(nw.col("__fa_c") > 1.0)
+        .then(
+            nw.col("__fa_c") * nw.col("__fa_c").log()
+            - (nw.col("__fa_c") - 1.0) * (nw.col("__fa_c") - 1.0).log()
+        )
+        .otherwise(nw.lit(0.0))
+        .alias("__fa_ds")
+    )
+    running = steps.with_columns(
+        nw.col("__fa_ds").cum_sum().over(*prep.rankings, order_by=rank).alias("__fa_s"),
+        nw.col("__fa_lnd").cum_sum().over(*prep.rankings, order_by=rank).alias("__fa_t"),
+    )
+    i = nw.col(_ORDER).cast(nw.Float64)
+    kl = (nw.col("__fa_s") - nw.col("__fa_t")) / i - i.log()
+    per_prefix = running.with_columns(
+        kl.clip(lower_bound=0.0).alias("__fa_kl"), discount(nw.col(_ORDER)).alias("__fa_w")
+    ).with_columns((nw.col("__fa_kl") * nw.col("__fa_w")).alias("__fa_wkl"))
+    per_ranking = per_prefix.group_by(prep.rankings).agg(
+        nw.col("__fa_wkl").sum(), nw.col("__fa_w").sum()
+    ).with_columns((nw.col("__fa_wkl") / nw.col("__fa_w")).alias("ndkl"))
+    result = per_ranking.group_by(prep.partition).agg(nw.col("ndkl").mean()).select(*prep.by, "ndkl")
+    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
+
+
+def iaa(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    relevance: str = "relevance",
+    ranking: Names | None = None,
+    item: str | None = None,
+    by: Names | None = None,
+) -> Any:
+    r"""Inequity of amortized attention (IAA; Biega et al. 2018).
+
+    Individual fairness: attention a = 1/log2(k+1) should be proportional to relevance, amortized
+    over the rankings of the partition:
+    :math:`\mathrm{IAA} = \sum_{\text{items}} |\sum_r a - \sum_r \mathrm{rel}|`. For one ranking
+    this is Σ_k |1/log2(k+1) − rel_k|. Without ``item``, each row is its own item.
+    ``relevance`` must lie in [0, 1]. 0 is most fair.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1.0, 0.5, 0.5]})
+    >>> round(fa.fair.iaa(df).item(), 6)
+    0.63093
+    """
+    prep = _prepare(
+        frame, "iaa", rank=rank, group=None, ranking=ranking, item=item, groups=None, by=by,
+        values={"relevance": relevance},
+    )
+    gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
+    rows = prep.frame.with_columns(gap.alias("__fa_gap"))
+    if item is not None:
+        rows = rows.group_by([*prep.partition, item]).agg(nw.col("__fa_gap").sum())
+    result = (
+        rows.with_columns(nw.col("__fa_gap").abs())
+        .group_by(prep.partition)
+        .agg(nw.col("__fa_gap").sum().alias("iaa"))
+        .select(*prep.by, "iaa")
+    )
+    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
