@@ -190,7 +190,8 @@ def in_range(
 
 def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -> Check:
     """Every value of ``column`` is exactly 0 or 1."""
-    offenders = frame.filter(~nw.col(column).is_in([0, 1]) | nw.col(column).is_nan())
+    value = nw.col(column).cast(nw.Float64)
+    offenders = frame.filter(((value != 0.0) & (value != 1.0)) | value.is_nan())
     counts = offenders.select(nw.len().alias("n"))
 
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:

@@ -1,0 +1,124 @@
+"""Shared fixtures: one test body runs on every supported frame kind.
+
+``constructor`` turns a canonical Polars DataFrame into each frame kind (rows shuffled, so no
+test can rely on input order); ``to_polars`` turns any result back into an eager Polars frame
+for comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import narwhals.stable.v2 as nw
+import polars as pl
+import pytest
+
+Constructor = Callable[[pl.DataFrame], Any]
+
+
+def _shuffled(df: pl.DataFrame) -> pl.DataFrame:
+    return df.sample(fraction=1.0, shuffle=True, seed=7) if df.height else df
+
+
+def _polars_eager(df: pl.DataFrame) -> Any:
+    return _shuffled(df)
+
+
+def _polars_lazy(df: pl.DataFrame) -> Any:
+    return _shuffled(df).lazy()
+
+
+def _pandas(df: pl.DataFrame) -> Any:
+    return _shuffled(df).to_pandas()
+
+
+def _pandas_arrow(df: pl.DataFrame) -> Any:
+    return _shuffled(df).to_pandas(use_pyarrow_extension_array=True)
+
+
+def _pyarrow(df: pl.DataFrame) -> Any:
+    return _shuffled(df).to_arrow()
+
+
+def _duckdb(df: pl.DataFrame) -> Any:
+    import duckdb
+
+    table = _shuffled(df).to_arrow()
+    return duckdb.from_arrow(table)
+
+
+CONSTRUCTORS: dict[str, Constructor] = {
+    "polars[eager]": _polars_eager,
+    "polars[lazy]": _polars_lazy,
+    "pandas": _pandas,
+    "pandas[pyarrow]": _pandas_arrow,
+    "pyarrow": _pyarrow,
+    "duckdb": _duckdb,
+}
+
+
+@pytest.fixture(scope="session")
+def spark_session() -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("frameaudit-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(
+    params=[
+        *CONSTRUCTORS,
+        pytest.param("pyspark", marks=pytest.mark.spark),
+    ]
+)
+def constructor(request: pytest.FixtureRequest) -> Constructor:
+    """Every frame kind frameaudit supports (PySpark behind the ``spark`` marker)."""
+    name: str = request.param
+    if name == "pyspark":
+        session = request.getfixturevalue("spark_session")
+
+        def _spark(df: pl.DataFrame) -> Any:
+            return session.createDataFrame(_shuffled(df).to_arrow())
+
+        return _spark
+    return CONSTRUCTORS[name]
+
+
+def to_polars(result: Any) -> pl.DataFrame:
+    """Any frame frameaudit returns, as an eager Polars DataFrame."""
+    if isinstance(result, pl.DataFrame):
+        return result
+    if isinstance(result, pl.LazyFrame):
+        return result.collect()
+    wrapped = nw.from_native(result)
+    if isinstance(wrapped, nw.LazyFrame):
+        return wrapped.collect(backend="polars").to_native()
+    return pl.from_arrow(wrapped.to_arrow())  # type: ignore[return-value]
+
+
+def assert_frame_close(
+    actual: pl.DataFrame, expected: pl.DataFrame, *, rel: float = 1e-9, abs_: float = 1e-12
+) -> None:
+    """Equal columns and key values; float columns within a tolerance (nulls must match)."""
+    from polars.testing import assert_frame_equal
+
+    assert actual.columns == expected.columns, (actual.columns, expected.columns)
+    assert_frame_equal(
+        actual,
+        expected,
+        check_dtypes=False,
+        check_exact=False,
+        rel_tol=rel,
+        abs_tol=abs_,
+    )
