@@ -1,0 +1,192 @@
+"""Seeded example data for documentation, notebooks, benchmarks and the demo.
+
+:func:`biased_rankings` follows FairRankTune's RankTune generator: every position draws a group,
+the smallest group with probability φ' = (1 − φ)(1 − m) + m (m its share) and the others in
+proportion to their shares, until one group runs out; the rest are appended, smallest remaining
+group first. φ = 0 puts the smallest group entirely on top, φ = 1 samples proportionally. Unlike
+RankTune, group sizes honour the proportions exactly (largest-remainder rounding, so they sum to
+the number of items), proportions are checked with a tolerance instead of exact float equality,
+items inside a group are shuffled at every φ, and all rankings are drawn at once (vectorised over
+rankings, one step per position).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import polars as pl
+
+from frameaudit._validate import number_in_range
+from frameaudit.exceptions import InvalidParameterError
+
+__all__ = ["biased_rankings", "group_sizes", "ranking_example"]
+
+
+def group_sizes(proportions: Sequence[float], num_items: int) -> np.ndarray:
+    """Split ``num_items`` by ``proportions`` exactly (largest remainder; ties to the first).
+
+    Examples
+    --------
+    >>> group_sizes([0.5, 0.3, 0.2], 7).tolist()
+    [4, 2, 1]
+    """
+    shares = np.asarray(proportions, dtype=np.float64) * num_items
+    sizes = np.floor(shares).astype(np.int64)
+    remainder = num_items - int(sizes.sum())
+    order = np.argsort(-(shares - sizes), kind="stable")
+    sizes[order[:remainder]] += 1
+    return sizes
+
+
+def _check_proportions(group_proportions: Mapping[str, float] | Sequence[float]) -> tuple[list[str], np.ndarray]:
+    if isinstance(group_proportions, Mapping):
+        names = [str(k) for k in group_proportions]
+        values = list(group_proportions.values())
+    else:
+        values = list(group_proportions)
+        names = [str(i) for i in range(len(values))]
+    if len(values) < 2:
+        msg = f"group_proportions={group_proportions!r}: expected at least two groups"
+        raise InvalidParameterError(msg)
+    for value in values:
+        number_in_range("group_proportions", value, 0.0, 1.0, low_open=True)
+    proportions = np.asarray(values, dtype=np.float64)
+    if not math.isclose(float(proportions.sum()), 1.0, abs_tol=1e-9):
+        msg = f"group_proportions={group_proportions!r}: expected shares summing to 1, got {proportions.sum()!r}"
+        raise InvalidParameterError(msg)
+    return names, proportions
+
+
+def biased_rankings(
+    group_proportions: Mapping[str, float] | Sequence[float],
+    num_items: int,
+    *,
+    phi: float,
+    num_rankings: int = 1,
+    seed: int | None = 0,
+) -> pl.DataFrame:
+    """Rankings of ``num_items`` items with tunable group unfairness ``phi`` (RankTune).
+
+    Parameters
+    ----------
+    group_proportions
+        Share of each group, summing to 1: a mapping name → share, or a sequence (groups are then
+        named "0", "1", ...).
+    num_items
+        Items per ranking; group sizes are the exact largest-remainder split.
+    phi
+        Unfairness in [0, 1]: 0 puts the smallest group entirely on top, 1 samples each position
+        in proportion to the group shares.
+    num_rankings
+        Number of independent rankings of the same items.
+    seed
+        Seed of the random generator (None: fresh entropy).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``ranking`` (Int64), ``rank`` (Int64, 1-based), ``item`` (Int64, the same item
+        ids in every ranking) and ``group`` (String); one row per (ranking, position).
+
+    Examples
+    --------
+    >>> df = biased_rankings({"a": 0.25, "b": 0.75}, 8, phi=0.0, num_rankings=2, seed=1)
+    >>> df.filter(pl.col("ranking") == 0)["group"].to_list()
+    ['a', 'a', 'b', 'b', 'b', 'b', 'b', 'b']
+    """
+    names, proportions = _check_proportions(group_proportions)
+    phi = number_in_range("phi", phi, 0.0, 1.0)
+    if isinstance(num_items, bool) or not isinstance(num_items, int) or num_items < len(names):
+        msg = f"num_items={num_items!r}: expected an integer of at least the number of groups ({len(names)})"
+        raise InvalidParameterError(msg)
+    if isinstance(num_rankings, bool) or not isinstance(num_rankings, int) or num_rankings < 1:
+        msg = f"num_rankings={num_rankings!r}: expected a positive integer"
+        raise InvalidParameterError(msg)
+    rng = np.random.default_rng(seed)
+    sizes = group_sizes(proportions, num_items)
+    positions_of_group = _draw_group_sequences(sizes, proportions, phi, num_rankings, rng)
+    items = _place_items(positions_of_group, sizes, rng)
+    return pl.DataFrame(
+        {
+            "ranking": np.repeat(np.arange(num_rankings, dtype=np.int64), num_items),
+            "rank": np.tile(np.arange(1, num_items + 1, dtype=np.int64), num_rankings),
+            "item": items.ravel(),
+            "group": pl.Series(np.asarray(names)[positions_of_group.ravel()]),
+        }
+    )
+
+
+def _draw_group_sequences(
+    sizes: np.ndarray,
+    proportions: np.ndarray,
+    phi: float,
+    num_rankings: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The group placed at each position of each ranking, shape (rankings, items)."""
+    minority = int(np.argmin(proportions))
+    share = proportions[minority]
+    boosted = (1.0 - phi) * (1.0 - share) + share
+    probabilities = proportions / (proportions.sum() - share) * (1.0 - boosted)
+    probabilities[minority] = boosted
+    cumulative = np.cumsum(probabilities)
+    num_items = int(sizes.sum())
+    remaining = np.tile(sizes, (num_rankings, 1))
+    groups = np.empty((num_rankings, num_items), dtype=np.int64)
+    rows = np.arange(num_rankings)
+    for position in range(num_items):
+        drawn = np.minimum(
+            np.searchsorted(cumulative, rng.random(num_rankings), side="right"), len(sizes) - 1
+        )
+        # once a group has run out, the rest follow smallest remaining group first
+        exhausted = (remaining == 0).any(axis=1)
+        smallest = np.where(remaining > 0, remaining, np.iinfo(np.int64).max).argmin(axis=1)
+        chosen = np.where(exhausted, smallest, drawn)
+        groups[:, position] = chosen
+        remaining[rows, chosen] -= 1
+    return groups
+
+
+def _place_items(groups: np.ndarray, sizes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Item ids per position: group g owns a contiguous id block, shuffled in every ranking."""
+    num_rankings, num_items = groups.shape
+    block = np.repeat(np.arange(len(sizes)), sizes)
+    # ids sorted by (group block, random key): each block is shuffled independently per ranking
+    shuffled = np.argsort(block[None, :] + rng.random((num_rankings, num_items)), axis=1)
+    # positions sorted by (group, position): the k-th of them receives the k-th shuffled id
+    slots = np.argsort(groups, axis=1, kind="stable")
+    items = np.empty_like(groups)
+    items[np.arange(num_rankings)[:, None], slots] = shuffled
+    return items
+
+
+def ranking_example(seed: int = 0) -> pl.DataFrame:
+    """A realistic search log: 20 queries × 30 results, intersectional groups, relevance, clicks.
+
+    Columns: ``query``, ``rank``, ``item``, ``gender`` (f/m), ``age`` (young/old),
+    ``relevance`` in [0, 1], ``relevant`` (0/1) and ``ctr`` in [0, 1]. Rankings are biased
+    (φ = 0.6) towards the smallest intersectional group, young women.
+
+    Examples
+    --------
+    >>> ranking_example().shape
+    (600, 8)
+    """
+    shares = {"f/young": 0.2, "f/old": 0.25, "m/young": 0.25, "m/old": 0.3}
+    df = biased_rankings(shares, 30, phi=0.6, num_rankings=20, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    position = df["rank"].to_numpy()
+    relevance = np.clip(1.0 - position / 40.0 + rng.normal(0.0, 0.15, df.height), 0.0, 1.0)
+    ctr = np.clip(relevance / np.log2(position + 1.0) * rng.uniform(0.5, 1.0, df.height), 0.0, 1.0)
+    return df.select(
+        pl.col("ranking").alias("query"),
+        "rank",
+        "item",
+        pl.col("group").str.split("/").list.get(0).alias("gender"),
+        pl.col("group").str.split("/").list.get(1).alias("age"),
+        pl.Series("relevance", relevance.round(3)),
+        pl.Series("relevant", (relevance >= 0.5).astype(np.int64)),
+        pl.Series("ctr", ctr.round(3)),
+    )
