@@ -30,10 +30,12 @@ __all__ = [
     "as_names",
     "binary",
     "choice",
+    "distinct_within",
     "in_range",
     "no_nulls",
     "non_empty",
     "number_in_range",
+    "offending",
     "require_dtype",
     "unique_within",
 ]
@@ -227,3 +229,66 @@ def unique_within(
         return None
 
     return Check(_with_example(counts, offenders, keys), error)
+
+
+def distinct_within(
+    frame: nw.LazyFrame[Any], partition: Sequence[str], columns: Mapping[str, str], within: str
+) -> Check:
+    """Within each partition (a ``within``, e.g. "ranking"), the columns have distinct values.
+
+    ``columns`` maps each column to the parameter that named it.
+
+    One aggregation per partition (row count against distinct count) checks all the columns at
+    once, far cheaper than grouping by every (partition, value) pair.
+    """
+    partition = list(partition)
+    names = list(columns)
+    per_partition = frame.group_by(partition).agg(
+        nw.len().alias("__fa_n"),
+        *(nw.col(c).n_unique().alias(f"__fa_u{i}") for i, c in enumerate(names)),
+    )
+    combined: nw.LazyFrame[Any] | None = None
+    for i in range(len(names)):
+        bad = per_partition.filter(nw.col(f"__fa_u{i}") < nw.col("__fa_n"))
+        summary = _with_example(bad.select(nw.len().alias("n")), bad, partition)
+        summary = summary.select(nw.all().name.prefix(f"c{i}_"))
+        combined = summary if combined is None else combined.join(summary, how="cross")
+    assert combined is not None
+
+    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
+        for i, column in enumerate(names):
+            prefix = f"c{i}_"
+            own = {k.removeprefix(prefix): val for k, val in row.items() if k.startswith(prefix)}
+            if own["n"]:
+                msg = (
+                    f"{columns[column]}={column!r}: values must be unique within each {within}; "
+                    f"{own['n']} {within}(s) repeat a value"
+                )
+                example = _example_text(own, partition)
+                if example:
+                    msg += f" (e.g. {example})"
+                return InvalidValueError(msg)
+        return None
+
+    return Check(combined, error)
+
+
+def offending(
+    offenders: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    error: Callable[[int, Mapping[str, Any]], FrameAuditError],
+) -> Check:
+    """Fail when ``offenders`` has rows; ``error(count, first)`` builds the error.
+
+    ``first`` maps each of ``keys`` to its value in the first offending row (in key order), so a
+    message can show an example with whatever context columns the offenders carry.
+    """
+    keys = list(keys)
+    counts = offenders.select(nw.len().alias("n"))
+
+    def build(row: Mapping[str, Any]) -> FrameAuditError | None:
+        if not row["n"]:
+            return None
+        return error(row["n"], {k: row[f"example_{i}"] for i, k in enumerate(keys)})
+
+    return Check(_with_example(counts, offenders, keys), build)

@@ -123,13 +123,8 @@ def _prepare(
     if not by_names:
         lf = lf.with_columns(nw.lit(0).alias(_ALL))
     rankings = list(dict.fromkeys([*partition, *ranking_names]))
-    checks.append(
-        v.unique_within(lf, [*rankings, rank], f"rank={rank!r}", "positions must be unique within a ranking (ties)")
-    )
-    if item is not None:
-        checks.append(
-            v.unique_within(lf, [*rankings, item], f"item={item!r}", "an item may appear once per ranking")
-        )
+    distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
+    checks.append(v.distinct_within(lf, rankings, distinct, "ranking"))
     mapping = None
     if groups is not None:
         assert item is not None
@@ -180,16 +175,11 @@ def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> v.Check:
     return v.Check(both, error)
 
 
-def _group_sizes(prep: _Prepared) -> nw.LazyFrame[Any]:
-    """n_g per (partition, group), over the whole group universe (see SPEC §1)."""
-    if prep.mapping is not None:
-        sizes = prep.mapping.group_by(prep.groups).agg(nw.len().cast(nw.Float64).alias(_SIZE))
-        partitions = prep.frame.select(prep.partition).unique()
-        return partitions.join(sizes, how="cross")
-    size = nw.col(prep.item).n_unique() if prep.item is not None else nw.len()
-    return prep.frame.group_by([*prep.partition, *prep.groups]).agg(
-        size.cast(nw.Float64).alias(_SIZE)
-    )
+def _mapping_sizes(prep: _Prepared) -> nw.LazyFrame[Any]:
+    """n_g for every (partition, group of the mapping): the group universe of SPEC §1."""
+    assert prep.mapping is not None
+    sizes = prep.mapping.group_by(prep.groups).agg(nw.len().cast(nw.Float64).alias(_SIZE))
+    return prep.frame.select(prep.partition).unique().join(sizes, how="cross")
 
 
 def _per_group(
@@ -200,19 +190,24 @@ def _per_group(
 ) -> nw.LazyFrame[Any]:
     """V_g = num / den per (partition, group) over the group universe.
 
-    ``sums`` holds the summed numerator ``_NUM`` (and ``_DEN`` when ``denominator="sum"``) per
-    (partition, group) for the groups that occur.
+    ``sums`` holds, per (partition, group) that occurs, the summed numerator ``_NUM`` and, for
+    ``denominator="sum"``, the summed ``_DEN``; without a mapping also the group size ``_SIZE``.
     """
     keys = [*prep.partition, *prep.groups]
     if prep.mapping is not None:
-        universe = _group_sizes(prep)
-        sums = universe.join(sums, on=keys, how="left").with_columns(
-            nw.col(_NUM).fill_null(0.0), *([nw.col(_DEN).fill_null(0.0)] if denominator == "sum" else [])
+        sums = (
+            _mapping_sizes(prep)
+            .join(sums.drop(_SIZE, strict=False), on=keys, how="left")
+            .with_columns(nw.col(_NUM).fill_null(0.0), nw.col(_DEN).fill_null(0.0))
         )
-    elif denominator == "size":
-        sums = sums.join(_group_sizes(prep), on=keys, how="left")
     den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
     return sums.select(*keys, safe_div(nw.col(_NUM), den).alias(metric))
+
+
+def _size(prep: _Prepared) -> nw.Expr:
+    """The group size aggregation without a mapping: distinct items, or rows."""
+    size = nw.col(prep.item).n_unique() if prep.item is not None else nw.len()
+    return size.cast(nw.Float64).alias(_SIZE)
 
 
 def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combo | None) -> Any:
@@ -300,15 +295,13 @@ def _pooled_metric(
     )
     if binary_relevance:
         prep.checks.append(v.binary(prep.frame, values["relevance"], "relevance", metric.upper()))
-    aggregations = [nw.col(_NUM).sum()]
-    with_den = []
-    if denominator == "sum":
-        with_den = [nw.col(values["relevance"]).cast(nw.Float64).alias(_DEN)]
-        aggregations.append(nw.col(_DEN).sum())
+    den = nw.col(values["relevance"]) if denominator == "sum" else nw.lit(0.0)
     sums = (
-        prep.frame.with_columns(numerator.cast(nw.Float64).alias(_NUM), *with_den)
+        prep.frame.with_columns(
+            numerator.cast(nw.Float64).alias(_NUM), den.cast(nw.Float64).alias(_DEN)
+        )
         .group_by([*prep.partition, *prep.groups])
-        .agg(*aggregations)
+        .agg(nw.col(_NUM).sum(), nw.col(_DEN).sum(), _size(prep))
     )
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
@@ -641,20 +634,19 @@ def arp(
     """
     _check_combo(combo)
     prep = _prepare(frame, "arp", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by)
-    ordered = _with_order(prep).with_columns(
-        nw.col(_ONE).sum().over(*prep.rankings).cast(nw.Float64).alias(_NR)
-    )
+    ngr = nw.col("__fa_ngr")
     per_ranking = (
-        ordered.with_columns((nw.col(_NR) - nw.col(_ORDER)).cast(nw.Float64).alias("__fa_below"))
+        _with_order(prep)
         .group_by([*prep.rankings, *prep.groups])
         .agg(
-            nw.col("__fa_below").sum(),
+            nw.col(_ORDER).cast(nw.Float64).sum().alias("__fa_sum_order"),
             nw.len().cast(nw.Float64).alias("__fa_ngr"),
-            nw.col(_NR).max(),
         )
+        .with_columns(ngr.sum().over(*prep.rankings).alias(_NR))
         .with_columns(
-            (nw.col("__fa_below") - nw.col("__fa_ngr") * (nw.col("__fa_ngr") - 1.0) / 2.0).alias(_NUM),
-            (nw.col("__fa_ngr") * (nw.col(_NR) - nw.col("__fa_ngr"))).alias(_DEN),
+            # Σ_{x∈g}(n_r − k_x) − n_g(n_g − 1)/2: pairs won against other groups
+            (ngr * nw.col(_NR) - nw.col("__fa_sum_order") - ngr * (ngr - 1.0) / 2.0).alias(_NUM),
+            (ngr * (nw.col(_NR) - ngr)).alias(_DEN),
         )
     )
     sums = per_ranking.group_by([*prep.partition, *prep.groups]).agg(
@@ -684,9 +676,11 @@ def ndkl(
 
     Notes
     -----
-    O(n) with three ordered windows: KL(P_i‖D) = S_i/i − ln i − T_i/i with
-    S_i = Σ_g c_{g,i} ln c_{g,i} and T_i = Σ_g c_{g,i} ln D_g, both running sums over the
-    rank order. FairRankTune adds ε = 1e-7 to both distributions and accepts one ranking only.
+    O(n) with two ordered windows (the order i of a row in its ranking, and the running count
+    c of its group). With a_j = Δ(c ln c)_j − ln D_{g_j} and H(i) = Σ_{i'≤i} w_i'/i',
+    Σ_i w_i KL(P_i‖D) = Σ_j a_j (H(n) − H(j−1)) − Σ_i w_i ln i, so each ranking needs only
+    per-group sums and a small table of prefix sums over i; no O(n·G) state at all.
+    FairRankTune adds ε = 1e-7 to both distributions and accepts one ranking only.
 
     Examples
     --------
@@ -698,40 +692,83 @@ def ndkl(
     """
     prep = _prepare(frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by)
     ordered = _with_order(prep)
+    table = _prefix_table(ordered)
+    count = nw.col(_ONE).cum_sum().over(*prep.rankings, *prep.groups, order_by=rank)
+    c = nw.col("__fa_c")
+    rows = (
+        ordered.with_columns(count.cast(nw.Float64).alias("__fa_c"))
+        .join(table.select(_ORDER, "__fa_h_before"), on=_ORDER, how="left")
+        .with_columns(
+            # the step of Σ_g c ln c when this row's group count goes from c − 1 to c
+            nw.when(c > 1.0)
+            .then(c * c.log() - (c - 1.0) * (c - 1.0).log())
+            .otherwise(nw.lit(0.0))
+            .alias("__fa_ds")
+        )
+        .with_columns((nw.col("__fa_ds") * nw.col("__fa_h_before")).alias("__fa_ds_h"))
+    )
+    per_group = (
+        rows.group_by([*prep.rankings, *prep.groups])
+        .agg(
+            nw.len().cast(nw.Int64).alias("__fa_ngr"),
+            nw.col("__fa_ds_h").sum(),
+            nw.col("__fa_h_before").sum(),
+        )
+        .with_columns(nw.col("__fa_ngr").sum().over(*prep.rankings).alias(_NR))
+    )
+    ngr = nw.col("__fa_ngr").cast(nw.Float64)
     if prep.mapping is not None:
         shares = prep.mapping.group_by(prep.groups).agg(nw.len().cast(nw.Float64).alias("__fa_ng"))
-        shares = shares.with_columns(
-            (nw.col("__fa_ng") / nw.col("__fa_ng").sum()).log().alias("__fa_lnd")
-        ).select(*prep.groups, "__fa_lnd")
-        ordered = ordered.join(shares, on=prep.groups, how="left")
-    else:
-        in_group = nw.col(_ONE).sum().over(*prep.rankings, *prep.groups).cast(nw.Float64)
-        in_ranking = nw.col(_ONE).sum().over(*prep.rankings).cast(nw.Float64)
-        ordered = ordered.with_columns((in_group / in_ranking).log().alias("__fa_lnd"))
-    count = nw.col(_ONE).cum_sum().over(*prep.rankings, *prep.groups, order_by=rank).cast(nw.Float64)
-    steps = ordered.with_columns(count.alias("__fa_c")).with_columns(
-        nw.when(nw.col("__fa_c") > 1.0)
-        .then(
-            nw.col("__fa_c") * nw.col("__fa_c").log()
-            - (nw.col("__fa_c") - 1.0) * (nw.col("__fa_c") - 1.0).log()
+        shares = shares.select(
+            *prep.groups, (nw.col("__fa_ng") / nw.col("__fa_ng").sum()).log().alias("__fa_lnd")
         )
-        .otherwise(nw.lit(0.0))
-        .alias("__fa_ds")
+        per_group = per_group.join(shares, on=prep.groups, how="left")
+    else:
+        per_group = per_group.with_columns(
+            (ngr / nw.col(_NR).cast(nw.Float64)).log().alias("__fa_lnd")
+        )
+    lnd = nw.col("__fa_lnd")
+    per_ranking = (
+        per_group.with_columns(
+            (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
+            (nw.col("__fa_ds_h") - lnd * nw.col("__fa_h_before")).alias("__fa_b"),
+        )
+        .group_by(prep.rankings)
+        .agg(nw.col("__fa_a").sum(), nw.col("__fa_b").sum(), nw.col(_NR).max())
+        .join(
+            table.select(nw.col(_ORDER).alias(_NR), "__fa_h", "__fa_z", "__fa_l"),
+            on=_NR,
+            how="left",
+        )
     )
-    running = steps.with_columns(
-        nw.col("__fa_ds").cum_sum().over(*prep.rankings, order_by=rank).alias("__fa_s"),
-        nw.col("__fa_lnd").cum_sum().over(*prep.rankings, order_by=rank).alias("__fa_t"),
+    value = (
+        nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")
+    ) / nw.col("__fa_z")
+    result = (
+        per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl"))
+        .group_by(prep.partition)
+        .agg(nw.col("ndkl").mean())
+        .select(*prep.by, "ndkl")
     )
-    i = nw.col(_ORDER).cast(nw.Float64)
-    kl = (nw.col("__fa_s") - nw.col("__fa_t")) / i - i.log()
-    per_prefix = running.with_columns(
-        kl.clip(lower_bound=0.0).alias("__fa_kl"), discount(nw.col(_ORDER)).alias("__fa_w")
-    ).with_columns((nw.col("__fa_kl") * nw.col("__fa_w")).alias("__fa_wkl"))
-    per_ranking = per_prefix.group_by(prep.rankings).agg(
-        nw.col("__fa_wkl").sum(), nw.col("__fa_w").sum()
-    ).with_columns((nw.col("__fa_wkl") / nw.col("__fa_w")).alias("ndkl"))
-    result = per_ranking.group_by(prep.partition).agg(nw.col("ndkl").mean()).select(*prep.by, "ndkl")
     return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
+
+
+def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """Running sums over prefix lengths i = 1, 2, ... (every order that occurs in the data).
+
+    With w_i = 1/log2(i+1): ``__fa_h`` = Σ_{i'≤i} w_i'/i', ``__fa_h_before`` the same sum up to
+    i − 1, ``__fa_z`` = Σ w_i', ``__fa_l`` = Σ w_i' ln i'. NDKL is a linear combination of them.
+    """
+    i = nw.col(_ORDER).cast(nw.Float64)
+    w = discount(nw.col(_ORDER))
+    terms = ordered.select(_ORDER).unique().with_columns(
+        (w / i).alias("__fa_term"), w.alias("__fa_w"), (w * i.log()).alias("__fa_wl")
+    )
+    return terms.with_columns(
+        nw.col("__fa_term").cum_sum().over(order_by=_ORDER).alias("__fa_h"),
+        nw.col("__fa_w").cum_sum().over(order_by=_ORDER).alias("__fa_z"),
+        nw.col("__fa_wl").cum_sum().over(order_by=_ORDER).alias("__fa_l"),
+    ).with_columns((nw.col("__fa_h") - nw.col("__fa_term")).alias("__fa_h_before"))
 
 
 def iaa(
