@@ -7,7 +7,7 @@ point and accepts every supported frame kind.
 
 from __future__ import annotations
 
-from frameaudit import fair
+from frameaudit import datasets, explain, fair
 from frameaudit._accessors import register_namespaces
 from frameaudit.exceptions import (
     ColumnNotFoundError,
@@ -25,6 +25,8 @@ __all__ = [
     "InvalidParameterError",
     "InvalidValueError",
     "UnsupportedBackendError",
+    "datasets",
+    "explain",
     "fair",
 ]
 
