@@ -60,9 +60,8 @@ def wide(df: pl.DataFrame, column: str) -> pd.DataFrame:
 
 
 def frt_calls(df: pl.DataFrame) -> dict[str, Callable[[], Any]]:
-    import FairRankTune as frt
+    from FairRankTune import Metrics as m  # noqa: N813
 
-    m = frt.Metrics
     rankings = wide(df, "item")
     groups = dict(zip(df["item"].to_list(), df["group"].to_list(), strict=True))
     rel = wide(df, "relevance")
@@ -105,7 +104,9 @@ def fa_calls(df: pl.DataFrame) -> dict[str, Callable[[], Any]]:
     }
 
 
-def against_fairranktune(num_rankings: int, num_items: int, arp_sizes: tuple[int, ...]) -> list[dict[str, Any]]:
+def against_fairranktune(
+    num_rankings: int, num_items: int, arp_sizes: tuple[int, ...]
+) -> list[dict[str, Any]]:
     df = tidy_data(num_rankings, num_items)
     ours = fa_calls(df)
     theirs = frt_calls(df)
@@ -132,7 +133,10 @@ def against_fairranktune(num_rankings: int, num_items: int, arp_sizes: tuple[int
                 "note": note,
             }
         )
-        print(f"  {rows[-1]['size']:>14} {metric:6} ours {t_ours:8.4f}s  FRT {t_theirs:9.3f}s  x{t_theirs / t_ours:9.1f} {note}", flush=True)
+        print(
+            f"  {rows[-1]['size']:>14} {metric:6} ours {t_ours:8.4f}s  FRT {t_theirs:9.3f}s  x{t_theirs / t_ours:9.1f} {note}",
+            flush=True,
+        )
     return rows
 
 
@@ -169,7 +173,9 @@ def at_scale(num_rankings: int) -> list[dict[str, Any]]:
     def child(mode: str, metric: str) -> dict[str, Any]:
         out = subprocess.run(
             [sys.executable, "-c", _CHILD, mode, metric, str(num_rankings)],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -188,12 +194,26 @@ def at_scale(num_rankings: int) -> list[dict[str, Any]]:
                     "peak_extra_x_input": result["peak_extra"] / result["input"],
                 }
             )
-            print(f"  {metric:5} {mode:9} {result['seconds']:7.3f}s  {rows[-1]['vs_bare']:5.2f}x bare (target {target}x)  peak +{rows[-1]['peak_extra_x_input']:.2f}x input", flush=True)
-    rows.append({"metric": "bare pass", "input": "polars", "seconds": bare["seconds"], "vs_bare": 1.0, "target": 1.0, "peak_extra_x_input": bare["peak_extra"] / bare["input"]})
+            print(
+                f"  {metric:5} {mode:9} {result['seconds']:7.3f}s  {rows[-1]['vs_bare']:5.2f}x bare (target {target}x)  peak +{rows[-1]['peak_extra_x_input']:.2f}x input",
+                flush=True,
+            )
+    rows.append(
+        {
+            "metric": "bare pass",
+            "input": "polars",
+            "seconds": bare["seconds"],
+            "vs_bare": 1.0,
+            "target": 1.0,
+            "peak_extra_x_input": bare["peak_extra"] / bare["input"],
+        }
+    )
     return rows
 
 
-def markdown(vs_frt: list[dict[str, Any]], scale: list[dict[str, Any]], scale_rows: int, quick: bool) -> str:
+def markdown(
+    vs_frt: list[dict[str, Any]], scale: list[dict[str, Any]], scale_rows: int, quick: bool
+) -> str:
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_ranking.py{' --quick' if quick else ''}`"
         " (best of 3 for frameaudit, 1 run for FairRankTune).",
@@ -208,7 +228,7 @@ def markdown(vs_frt: list[dict[str, Any]], scale: list[dict[str, Any]], scale_ro
     lines += [
         "",
         f"At {scale_rows:,} rows ({scale_rows // 100:,} rankings x 100 items, `by` the ranking); "
-        "\"vs bare\" divides by one Polars pass summing 1/log2(rank+1) by ranking and group; peak is the "
+        '"vs bare" divides by one Polars pass summing 1/log2(rank+1) by ranking and group; peak is the '
         "extra resident memory while computing, as a multiple of the input's in-memory size (target < 3x).",
         "",
         "| metric | input | seconds | vs bare pass | target | peak memory / input |",

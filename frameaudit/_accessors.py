@@ -7,14 +7,15 @@ attribute access, pandas' ``dir()`` breaks if ``__init__`` raises, and Polars sw
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import polars as pl
 
-from frameaudit import fair
+from frameaudit import explain, fair
 
-__all__ = ["FairNamespace", "register_namespaces"]
+__all__ = ["FairNamespace", "XaiNamespace", "register_namespaces"]
 
 
 class _Namespace:
@@ -68,10 +69,35 @@ class FairNamespace(_Namespace):
         return fair.iaa(self._frame, **kwargs)
 
 
+class XaiNamespace(_Namespace):
+    """``.xai`` (all frames) and ``.explain`` (eager frames): :mod:`frameaudit.explain`.
+
+    Polars' own ``LazyFrame.explain()`` (the query plan) keeps its name, so lazy code uses ``.xai``.
+    """
+
+    def position_parity(self, **kwargs: Any) -> Any:
+        """Position parity: :func:`frameaudit.explain.position_parity`."""
+        return explain.position_parity(self._frame, **kwargs)
+
+    def rank_alignment(self, **kwargs: Any) -> Any:
+        """Rank alignment: :func:`frameaudit.explain.rank_alignment`."""
+        return explain.rank_alignment(self._frame, **kwargs)
+
+    def correspondence(self, **kwargs: Any) -> Any:
+        """Case-based correspondence: :func:`frameaudit.explain.correspondence`."""
+        return explain.correspondence(self._frame, **kwargs)
+
+    def nearest_cases(self, queries: Any, **kwargs: Any) -> Any:
+        """Find the nearest cases of ``queries`` here: :func:`frameaudit.explain.nearest_cases`."""
+        return explain.nearest_cases(self._frame, queries, **kwargs)
+
+
 # (name, class, targets): "polars", "lazy" and "pandas" stand for pl.DataFrame, pl.LazyFrame
 # and pd.DataFrame. Polars' own LazyFrame.explain() keeps `.explain` off lazy frames.
 NAMESPACES: list[tuple[str, type[_Namespace], tuple[str, ...]]] = [
     ("fair", FairNamespace, ("polars", "lazy", "pandas")),
+    ("xai", XaiNamespace, ("polars", "lazy", "pandas")),
+    ("explain", XaiNamespace, ("polars", "pandas")),
 ]
 
 
@@ -86,7 +112,7 @@ def _registered(owner: type, name: str, cls: type[_Namespace]) -> bool:
 
 def register_namespaces() -> None:
     """Register every namespace once; safe to call again (re-import, ``importlib.reload``)."""
-    registrars = {
+    registrars: dict[str, tuple[type, Callable[[str], Callable[[type], Any]]]] = {
         "polars": (pl.DataFrame, pl.api.register_dataframe_namespace),
         "lazy": (pl.LazyFrame, pl.api.register_lazyframe_namespace),
         "pandas": (pd.DataFrame, pd.api.extensions.register_dataframe_accessor),

@@ -15,9 +15,9 @@ metric is called (only the counts leave the engine).
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import narwhals.stable.v2 as nw
 import polars as pl
@@ -27,12 +27,10 @@ from narwhals.dependencies import (
     is_pandas_dataframe,
 )
 
+from frameaudit._validate import Check, merge_rules
 from frameaudit.exceptions import ColumnNotFoundError, UnsupportedBackendError
 
-if TYPE_CHECKING:
-    from frameaudit._validate import Check
-
-__all__ = ["Kind", "Source", "from_engine", "lazy_from_arrow", "to_engine"]
+__all__ = ["Kind", "Source", "from_engine", "lazy_from_arrow", "run_kernel", "shared", "to_engine"]
 
 _SUPPORTED = (
     "polars.DataFrame, polars.LazyFrame, pandas.DataFrame, pyarrow.Table, a DuckDB relation, "
@@ -87,7 +85,9 @@ def _check_columns(available: Sequence[str], columns: Mapping[str, str], frame_n
     present = set(available)
     for column, parameter in columns.items():
         if not isinstance(column, str):
-            msg = f"{parameter}={column!r}: expected a column name (str), got {type(column).__name__}"
+            msg = (
+                f"{parameter}={column!r}: expected a column name (str), got {type(column).__name__}"
+            )
             raise ColumnNotFoundError(msg)
         if column not in present:
             raise ColumnNotFoundError.build(
@@ -95,9 +95,7 @@ def _check_columns(available: Sequence[str], columns: Mapping[str, str], frame_n
             )
 
 
-def to_engine(
-    frame: Any, columns: Mapping[str, str], *, frame_name: str = "frame"
-) -> Source:
+def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "frame") -> Source:
     """Turn ``frame`` into a narwhals LazyFrame holding only ``columns``.
 
     ``columns`` maps each needed column to the parameter that named it (for error messages).
@@ -108,7 +106,9 @@ def to_engine(
     wanted = list(dict.fromkeys(columns))
     if isinstance(frame, pl.LazyFrame):
         _check_columns(frame.collect_schema().names(), columns, frame_name)
-        return Source(nw.from_native(frame.select(wanted)), Kind.POLARS_LAZY, nw.Implementation.POLARS)
+        return Source(
+            nw.from_native(frame.select(wanted)), Kind.POLARS_LAZY, nw.Implementation.POLARS
+        )
     if isinstance(frame, pl.DataFrame):
         _check_columns(frame.columns, columns, frame_name)
         return Source(
@@ -116,46 +116,68 @@ def to_engine(
         )
     if is_pandas_dataframe(frame):
         _check_columns([str(c) for c in frame.columns], columns, frame_name)
-        converted = pl.from_pandas(frame[wanted], include_index=False)
-        return Source(nw.from_native(converted.lazy()), Kind.PANDAS, nw.Implementation.POLARS)
+        from_pandas = pl.from_pandas(frame[wanted], include_index=False)
+        return Source(nw.from_native(from_pandas.lazy()), Kind.PANDAS, nw.Implementation.POLARS)
     if isinstance(frame, pa.Table):
         _check_columns(frame.column_names, columns, frame_name)
-        converted = pl.from_arrow(frame.select(wanted))
-        assert isinstance(converted, pl.DataFrame)  # a Table always converts to a DataFrame
-        return Source(nw.from_native(converted.lazy()), Kind.PYARROW, nw.Implementation.POLARS)
+        return Source(
+            _polars_from_arrow(frame.select(wanted)), Kind.PYARROW, nw.Implementation.POLARS
+        )
     try:
         wrapped = nw.from_native(frame)
     except TypeError:
-        msg = f"{frame_name}: unsupported frame type {type(frame).__module__}.{type(frame).__name__}; expected {_SUPPORTED}"
+        type_name = f"{type(frame).__module__}.{type(frame).__name__}"
+        msg = f"{frame_name}: unsupported frame type {type_name}; expected {_SUPPORTED}"
         raise UnsupportedBackendError(msg) from None
     _check_columns(wrapped.collect_schema().names(), columns, frame_name)
     implementation = wrapped.implementation
     if isinstance(wrapped, nw.DataFrame):
         table = wrapped.select(wanted).to_arrow()
-        converted = pl.from_arrow(table)
-        assert isinstance(converted, pl.DataFrame)
-        return Source(nw.from_native(converted.lazy()), Kind.EAGER_OTHER, implementation)
+        return Source(_polars_from_arrow(table), Kind.EAGER_OTHER, implementation)
     kind = Kind.DASK if is_dask_dataframe(frame) else Kind.LAZY_NATIVE
     session = getattr(frame, "sparkSession", None)
     return Source(wrapped.select(wanted), kind, implementation, session)
 
 
+def _polars_from_arrow(table: pa.Table) -> nw.LazyFrame[Any]:
+    converted = pl.from_arrow(table)
+    assert isinstance(converted, pl.DataFrame)  # a Table always converts to a DataFrame
+    return nw.from_native(converted.lazy())
+
+
 def lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
     """Build a small frame (a mapping, centroids) in the engine of ``like``."""
     if like.kind.on_polars:
-        converted = pl.from_arrow(table)
-        assert isinstance(converted, pl.DataFrame)
-        return nw.from_native(converted.lazy())
+        return _polars_from_arrow(table)
     eager = nw.from_arrow(table, backend="pyarrow")
+    backend: Any = like.implementation
     if like.session is not None:
-        return eager.lazy(backend=like.implementation, session=like.session)
-    return eager.lazy(backend=like.implementation)
+        return eager.lazy(backend=backend, session=like.session)
+    return eager.lazy(backend=backend)
 
 
-def align(other: Any, like: Source, columns: Mapping[str, str], *, frame_name: str) -> nw.LazyFrame[Any]:
+def shared(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """Mark a subplan that several branches of a plan read, so that Polars computes it once.
+
+    Polars' common-subplan elimination misses branches that read different columns of the same
+    subplan (projection pushdown makes them different plans); an explicit cache does not. The
+    other engines plan shared subqueries themselves.
+    """
+    if frame.implementation is nw.Implementation.POLARS:
+        native: pl.LazyFrame = frame.to_native()
+        return nw.from_native(native.cache())
+    return frame
+
+
+def align(
+    other: Any, like: Source, columns: Mapping[str, str], *, frame_name: str
+) -> nw.LazyFrame[Any]:
     """Bring a second frame (a mapping, centroids, an overall ranking) into ``like``'s engine."""
     source = to_engine(other, columns, frame_name=frame_name)
-    if source.kind.on_polars == like.kind.on_polars and source.implementation == like.implementation:
+    if (
+        source.kind.on_polars == like.kind.on_polars
+        and source.implementation == like.implementation
+    ):
         return source.frame
     if source.kind.on_polars:
         table = source.frame.collect().to_arrow()
@@ -166,6 +188,32 @@ def align(other: Any, like: Source, columns: Mapping[str, str], *, frame_name: s
         "or a dict"
     )
     raise UnsupportedBackendError(msg)
+
+
+def run_kernel(
+    frame: nw.LazyFrame[Any],
+    source: Source,
+    kernel: Callable[[pl.DataFrame], pl.DataFrame],
+    schema: Mapping[str, pl.DataType],
+    *,
+    metric: str,
+    workaround: str,
+) -> nw.LazyFrame[Any]:
+    """Run a numpy kernel on ``frame``'s rows when the result is computed (in-memory engines).
+
+    On Polars the kernel becomes a batch map inside the plan, so a lazy call stays lazy. The
+    other engines would have to ship every row to this process, which frameaudit never does
+    silently: they get an error naming ``workaround``.
+    """
+    if not source.kind.on_polars:
+        msg = (
+            f"{metric} runs a numpy kernel on all rows at once and is limited to in-memory "
+            f"engines (Polars, pandas, pyarrow); got a {source.implementation} frame. "
+            f"Workaround: {workaround}"
+        )
+        raise UnsupportedBackendError(msg)
+    native: pl.LazyFrame = frame.to_native()
+    return nw.from_native(native.map_batches(kernel, schema=pl.Schema(schema)))
 
 
 _DIAG_KEY = "__fa_diag_key"
@@ -182,6 +230,7 @@ def _combined_checks(
     combined: nw.LazyFrame[Any] | None = None
     names: list[dict[str, str]] = []
     for index, check in enumerate(checks):
+        assert check.frame is not None  # rule checks were merged into frame checks
         renames = {f"__fa_c{index}_{c}": c for c in check.frame.collect_schema().names()}
         renamed = check.frame.select(nw.col(c).alias(p) for p, c in renames.items())
         names.append(renames)
@@ -194,6 +243,7 @@ def _raise_first(
     checks: Sequence[Check], names: list[dict[str, str]], row: Mapping[str, Any]
 ) -> None:
     for check, renames in zip(checks, names, strict=True):
+        assert check.error is not None
         error = check.error({original: row[p] for p, original in renames.items()})
         if error is not None:
             raise error
@@ -208,6 +258,7 @@ def from_engine(
 ) -> Any:
     """Hand ``result`` back as a frame of the kind the caller passed in."""
     sort_by = list(sort_by)
+    checks = merge_rules(checks)
     if not source.kind.on_polars:
         if checks:
             combined, names = _combined_checks(checks)
@@ -231,7 +282,8 @@ def from_engine(
         return eager.to_pandas(use_pyarrow_extension_array=True)
     if source.kind is Kind.PYARROW:
         return eager.to_arrow()
-    return nw.from_arrow(eager.to_arrow(), backend=source.implementation).to_native()
+    backend: Any = source.implementation
+    return nw.from_arrow(eager.to_arrow(), backend=backend).to_native()
 
 
 def _attach_checks(
@@ -258,4 +310,3 @@ def _attach_checks(
         return out.sort(sort_by, nulls_last=True) if sort_by else out
 
     return joined.map_batches(check_and_strip, schema=schema)
-

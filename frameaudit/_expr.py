@@ -15,6 +15,8 @@ def null_float() -> nw.Expr:
 def safe_div(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
     """IEEE division without NaN: x/0 is ±inf for x ≠ 0, and 0/0 is null (undefined).
 
+    A null numerator or denominator gives null.
+
     The denominator is replaced before dividing, so engines that raise or return null on a
     division by zero (Spark in ANSI mode, DuckDB) give the same answer as Polars.
     """
@@ -23,7 +25,7 @@ def safe_div(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
         denominator.cast(nw.Float64)
     )
     return (
-        nw.when(~is_zero)
+        nw.when(~is_zero | denominator.is_null())
         .then(quotient)
         .when(numerator > 0)
         .then(nw.lit(float("inf")))

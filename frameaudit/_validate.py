@@ -11,6 +11,7 @@ Two kinds of check:
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,13 +32,16 @@ __all__ = [
     "binary",
     "choice",
     "distinct_within",
+    "finite",
     "in_range",
+    "merge_rules",
     "no_nulls",
     "non_empty",
     "number_in_range",
     "offending",
     "require_dtype",
     "unique_within",
+    "values_present",
 ]
 
 _KEY = "__fa_check_key"
@@ -45,10 +49,16 @@ _KEY = "__fa_check_key"
 
 @dataclass(frozen=True)
 class Check:
-    """A lazy one-row frame of violation counts and the error it means."""
+    """A lazy one-row frame of violation counts and the error it means.
 
-    frame: nw.LazyFrame[Any]
-    error: Callable[[Mapping[str, Any]], FrameAuditError | None]
+    Row-level checks instead carry ``rules`` on a ``base`` frame; :func:`merge_rules` turns
+    all the rules on one frame into a single frame-and-error check before they run.
+    """
+
+    frame: nw.LazyFrame[Any] | None
+    error: Callable[[Mapping[str, Any]], FrameAuditError | None] | None
+    base: nw.LazyFrame[Any] | None = None
+    rules: tuple[Rule, ...] = ()
 
 
 def as_names(value: str | Sequence[str] | None, parameter: str) -> list[str]:
@@ -99,9 +109,7 @@ _KINDS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def require_dtype(
-    frame: nw.LazyFrame[Any], column: str, parameter: str, kind: str
-) -> None:
+def require_dtype(frame: nw.LazyFrame[Any], column: str, parameter: str, kind: str) -> None:
     """Raise unless ``column`` has a dtype of ``kind`` ("numeric" or "integer")."""
     dtype = frame.collect_schema()[column]
     if not _KINDS[kind](dtype):
@@ -129,36 +137,103 @@ def _example_text(row: Mapping[str, Any], keys: Sequence[str]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A row-level rule: rows where ``flag`` is true offend; ``example`` shows one of them.
+
+    Rules on the same frame are evaluated together in one pass (:func:`merge_rules`).
+    ``message`` gets the number of offending rows, the smallest example value (or None) and the
+    number of rows, and returns the error text, or None when the rule holds.
+    """
+
+    flag: nw.Expr
+    example: nw.Expr | None
+    message: Callable[[int, Any, int], str | None]
+
+
+def _shown(example: Any) -> str:
+    """An offending value for a message; the aggregation skips NaN, so a missing one is NaN."""
+    return (
+        "NaN"
+        if example is None or (isinstance(example, float) and math.isnan(example))
+        else repr(example)
+    )
+
+
+def _rule_check(frame: nw.LazyFrame[Any], rule: Rule) -> Check:
+    return Check(frame=None, error=None, base=frame, rules=(rule,))
+
+
+def merge_rules(checks: Sequence[Check]) -> list[Check]:
+    """Evaluate all rules on one frame in one aggregation instead of one query per rule.
+
+    The merged check takes the place of the first rule check on its frame, so errors keep the
+    order in which the checks were listed.
+    """
+    slots: list[Check | int] = []
+    groups: dict[int, tuple[nw.LazyFrame[Any], list[Rule]]] = {}
+    for check in checks:
+        if check.base is None:
+            slots.append(check)
+            continue
+        key = id(check.base)
+        if key not in groups:
+            groups[key] = (check.base, [])
+            slots.append(key)
+        groups[key][1].extend(check.rules)
+    return [slot if isinstance(slot, Check) else _merged(*groups[slot]) for slot in slots]
+
+
+def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
+    columns: list[nw.Expr] = []
+    aggregations = [nw.len().cast(nw.Int64).alias("rows")]
+    for i, rule in enumerate(rules):
+        columns.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
+        aggregations.append(nw.col(f"__fa_flag{i}").sum().cast(nw.Int64).alias(f"n{i}"))
+        if rule.example is not None:
+            example = nw.when(rule.flag).then(rule.example)
+            columns.append(example.alias(f"__fa_example{i}"))
+            aggregations.append(nw.col(f"__fa_example{i}").min().alias(f"e{i}"))
+    frame = base.with_columns(*columns).select(*aggregations)
+    return Check(frame, _rules_error(rules))
+
+
+def _rules_error(rules: Sequence[Rule]) -> Callable[[Mapping[str, Any]], FrameAuditError | None]:
+    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
+        for i, rule in enumerate(rules):
+            text = rule.message(row[f"n{i}"] or 0, row.get(f"e{i}"), row["rows"])
+            if text is not None:
+                return InvalidValueError(text)
+        return None
+
+    return error
+
+
 def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
     """The frame has at least one row."""
 
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        if row["n"] == 0:
-            return InvalidValueError(f"{metric}: the frame has no rows")
-        return None
+    def message(_: int, __: Any, rows: int) -> str | None:
+        return f"{metric}: the frame has no rows" if rows == 0 else None
 
-    return Check(frame.select(nw.len().alias("n")), error)
+    return _rule_check(frame, Rule(nw.lit(value=False), None, message))
 
 
 def no_nulls(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
     """No nulls in any role column. ``columns`` maps column name to parameter name."""
-    names = list(columns)
 
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        for i, column in enumerate(names):
-            count = row[f"nulls_{i}"]
-            if count:
-                msg = (
-                    f"{columns[column]}={column!r}: column {column!r} holds {count} null "
-                    "value(s); role columns must not be null (drop or fill them first)"
-                )
-                return InvalidValueError(msg)
-        return None
+    def rule(column: str, parameter: str) -> Rule:
+        def message(count: int, _: Any, __: int) -> str | None:
+            if not count:
+                return None
+            return (
+                f"{parameter}={column!r}: column {column!r} holds {count} null "
+                "value(s); role columns must not be null (drop or fill them first)"
+            )
 
-    counts = frame.select(
-        nw.col(c).null_count().cast(nw.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)
-    )
-    return Check(counts, error)
+        return Rule(nw.col(column).is_null(), None, message)
+
+    rules = tuple(rule(c, p) for c, p in columns.items())
+    return Check(frame=None, error=None, base=frame, rules=rules)
 
 
 def in_range(
@@ -169,43 +244,42 @@ def in_range(
     high: float | None,
 ) -> Check:
     """Every value of ``column`` lies in [low, high] (a None bound is open); NaN is outside."""
-    bad = nw.col(column).is_nan() if frame.collect_schema()[column].is_float() else nw.lit(False)
+    value = nw.col(column)
+    is_float = frame.collect_schema()[column].is_float()
+    bad = value.is_nan() if is_float else nw.lit(value=False)
     if low is not None:
-        bad = bad | (nw.col(column) < low)
+        bad = bad | (value < low)
     if high is not None:
-        bad = bad | (nw.col(column) > high)
-    offenders = frame.filter(bad)
-    counts = offenders.select(nw.len().alias("n"))
+        bad = bad | (value > high)
     interval = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
 
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        if row["n"]:
-            msg = (
-                f"{parameter}={column!r}: expected values in {interval}, found {row['n']} "
-                f"outside it (e.g. {row['example_0']!r})"
-            )
-            return InvalidValueError(msg)
-        return None
+    def message(count: int, example: Any, _: int) -> str | None:
+        if not count:
+            return None
+        shown = _shown(example)
+        return (
+            f"{parameter}={column!r}: expected values in {interval}, found {count} "
+            f"outside it (e.g. {shown})"
+        )
 
-    return Check(_with_example(counts, offenders, [column]), error)
+    return _rule_check(frame, Rule(bad, value, message))
 
 
 def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -> Check:
     """Every value of ``column`` is exactly 0 or 1."""
     value = nw.col(column).cast(nw.Float64)
-    offenders = frame.filter(((value != 0.0) & (value != 1.0)) | value.is_nan())
-    counts = offenders.select(nw.len().alias("n"))
 
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        if row["n"]:
-            msg = (
-                f"{parameter}={column!r}: {metric} needs binary relevance (exactly 0 or 1), "
-                f"found {row['n']} other value(s) (e.g. {row['example_0']!r})"
-            )
-            return InvalidValueError(msg)
-        return None
+    def message(count: int, example: Any, _: int) -> str | None:
+        if not count:
+            return None
+        shown = _shown(example)
+        return (
+            f"{parameter}={column!r}: {metric} needs binary relevance (exactly 0 or 1), "
+            f"found {count} other value(s) (e.g. {shown})"
+        )
 
-    return Check(_with_example(counts, offenders, [column]), error)
+    bad = ((value != 0.0) & (value != 1.0)) | value.is_nan()
+    return _rule_check(frame, Rule(bad, value, message))
 
 
 def unique_within(
@@ -292,3 +366,82 @@ def offending(
         return error(row["n"], {k: row[f"example_{i}"] for i, k in enumerate(keys)})
 
     return Check(_with_example(counts, offenders, keys), build)
+
+
+def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
+    """Every value of the columns is a finite number: no null, NaN or ±inf.
+
+    ``columns`` maps each column to how messages name it (e.g. ``"features='x'"``), so derived
+    columns (the elements of an array column) can be reported as the user wrote them.
+    """
+    names = list(columns)
+    flags = frame.with_columns(
+        (~nw.col(c).is_finite()).cast(nw.Int64).alias(f"__fa_bad{i}") for i, c in enumerate(names)
+    )
+    counts = flags.select(
+        *(nw.col(c).null_count().cast(nw.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)),
+        *(nw.col(f"__fa_bad{i}").sum().cast(nw.Int64).alias(f"bad_{i}") for i in range(len(names))),
+    )
+
+    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
+        for i, column in enumerate(names):
+            nulls, bad = row[f"nulls_{i}"] or 0, row[f"bad_{i}"] or 0
+            if nulls or bad:
+                msg = (
+                    f"{columns[column]}: expected finite numbers, found {nulls} null and {bad} "
+                    "NaN or infinite value(s)"
+                )
+                return InvalidValueError(msg)
+        return None
+
+    return Check(counts, error)
+
+
+def values_present(
+    frame: nw.LazyFrame[Any],
+    column: str,
+    parameter: str,
+    values: Mapping[str, Any],
+    limit: int = 10,
+) -> Check:
+    """Each of ``values`` (parameter name → value) occurs in ``column``.
+
+    The error lists the values found (the first ``limit`` in sorted order, and how many there
+    are), with a hint when a missing value is close to one of them.
+    """
+    distinct = frame.select(column).unique().filter(~nw.col(column).is_null())
+    texts = distinct.with_columns(nw.col(column).cast(nw.String).alias("__fa_text"))
+    numbered = texts.with_row_index("__fa_i", order_by="__fa_text").filter(nw.col("__fa_i") < limit)
+    listing = numbered.with_columns(
+        nw.when(nw.col("__fa_i") == i).then(nw.col("__fa_text")).alias(f"value_{i}")
+        for i in range(limit)
+    ).select(nw.col(f"value_{i}").max() for i in range(limit))
+    present = distinct.with_columns(
+        (nw.col(column) == value).cast(nw.Int64).alias(f"__fa_has{i}")
+        for i, value in enumerate(values.values())
+    ).select(
+        nw.len().cast(nw.Int64).alias("n"),
+        *(
+            nw.col(f"__fa_has{i}").sum().cast(nw.Int64).alias(f"has_{i}")
+            for i in range(len(values))
+        ),
+    )
+
+    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
+        found = [row[f"value_{i}"] for i in range(limit) if row[f"value_{i}"] is not None]
+        for i, (name, value) in enumerate(values.items()):
+            if not row[f"has_{i}"]:
+                shown = ", ".join(repr(f) for f in found)
+                if row["n"] > len(found):
+                    shown += f", ... ({row['n'] - len(found)} more)"
+                msg = (
+                    f"{name}={value!r}: value not found in {parameter}={column!r}; "
+                    f"values found ({row['n']}): {shown}"
+                )
+                close = difflib.get_close_matches(str(value), found, n=1, cutoff=0.6)
+                if close:
+                    msg += f"; did you mean {close[0]!r}?"
+                return InvalidValueError(msg)
+        return None
+
+    return Check(present.join(listing, how="cross"), error)

@@ -76,7 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``frameaudit`` command."""
     parser = argparse.ArgumentParser(prog="frameaudit", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="run the metrics on a built-in example and print a report")
+    demo = commands.add_parser(
+        "demo", help="run the metrics on a built-in example and print a report"
+    )
     demo.add_argument("--seed", type=int, default=0, help="seed of the example data")
     args = parser.parse_args(argv)
     with pl.Config(tbl_rows=40, tbl_cols=12, float_precision=4, tbl_width_chars=140):

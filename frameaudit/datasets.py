@@ -24,7 +24,7 @@ from frameaudit.exceptions import InvalidParameterError
 __all__ = ["biased_rankings", "group_sizes", "ranking_example"]
 
 
-def group_sizes(proportions: Sequence[float], num_items: int) -> np.ndarray:
+def group_sizes(proportions: Sequence[float] | np.ndarray, num_items: int) -> np.ndarray:
     """Split ``num_items`` by ``proportions`` exactly (largest remainder; ties to the first).
 
     Examples
@@ -40,7 +40,9 @@ def group_sizes(proportions: Sequence[float], num_items: int) -> np.ndarray:
     return sizes
 
 
-def _check_proportions(group_proportions: Mapping[str, float] | Sequence[float]) -> tuple[list[str], np.ndarray]:
+def _check_proportions(
+    group_proportions: Mapping[str, float] | Sequence[float],
+) -> tuple[list[str], np.ndarray]:
     if isinstance(group_proportions, Mapping):
         names = [str(k) for k in group_proportions]
         values = list(group_proportions.values())
@@ -54,7 +56,10 @@ def _check_proportions(group_proportions: Mapping[str, float] | Sequence[float])
         number_in_range("group_proportions", value, 0.0, 1.0, low_open=True)
     proportions = np.asarray(values, dtype=np.float64)
     if not math.isclose(float(proportions.sum()), 1.0, abs_tol=1e-9):
-        msg = f"group_proportions={group_proportions!r}: expected shares summing to 1, got {proportions.sum()!r}"
+        msg = (
+            f"group_proportions={group_proportions!r}: expected shares summing to 1, "
+            f"got {proportions.sum()!r}"
+        )
         raise InvalidParameterError(msg)
     return names, proportions
 
@@ -99,7 +104,10 @@ def biased_rankings(
     names, proportions = _check_proportions(group_proportions)
     phi = number_in_range("phi", phi, 0.0, 1.0)
     if isinstance(num_items, bool) or not isinstance(num_items, int) or num_items < len(names):
-        msg = f"num_items={num_items!r}: expected an integer of at least the number of groups ({len(names)})"
+        msg = (
+            f"num_items={num_items!r}: expected an integer of at least the number of groups "
+            f"({len(names)})"
+        )
         raise InvalidParameterError(msg)
     if isinstance(num_rankings, bool) or not isinstance(num_rankings, int) or num_rankings < 1:
         msg = f"num_rankings={num_rankings!r}: expected a positive integer"

@@ -17,14 +17,18 @@ def test_demo_prints_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
     for combo in fair.COMBOS:
         assert combo in out
     # the headline number printed is the function's value (4 decimals)
-    value = fair.exp(ranking_example(), group=["gender", "age"], ranking="query", item="item").item()
+    value = fair.exp(
+        ranking_example(), group=["gender", "age"], ranking="query", item="item"
+    ).item()
     assert f"{value:.4f}" in out
 
 
 def test_console_script_runs() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "frameaudit.cli", "demo", "--seed", "3"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "MinMaxRatio" in result.stdout

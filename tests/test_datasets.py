@@ -12,7 +12,9 @@ from frameaudit.datasets import biased_rankings, group_sizes, ranking_example
     ("proportions", "n", "expected"),
     [([0.5, 0.3, 0.2], 7, [4, 2, 1]), ([0.1, 0.9], 1000, [100, 900]), ([1 / 3] * 3, 10, [4, 3, 3])],
 )
-def test_group_sizes_are_exact_largest_remainder(proportions: list[float], n: int, expected: list[int]) -> None:
+def test_group_sizes_are_exact_largest_remainder(
+    proportions: list[float], n: int, expected: list[int]
+) -> None:
     assert group_sizes(proportions, n).tolist() == expected
 
 

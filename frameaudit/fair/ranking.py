@@ -214,7 +214,9 @@ def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: C
     """Apply the combo (or return the per-group frame) and hand back the caller's kind."""
     if combo is None:
         result = per_group.select(*prep.by, *prep.groups, metric)
-        return from_engine(result, prep.source, sort_by=[*prep.by, *prep.groups], checks=prep.checks)
+        return from_engine(
+            result, prep.source, sort_by=[*prep.by, *prep.groups], checks=prep.checks
+        )
     combined = combine(per_group, prep.partition, metric, combo).select(*prep.by, metric)
     return from_engine(combined, prep.source, sort_by=prep.by, checks=prep.checks)
 
@@ -228,42 +230,47 @@ def combine(
     """
     partition = list(partition)
     val = nw.col(value)
-    dev = (val - val.mean().over(*partition)).abs()
-    stats = (
-        per_group.with_columns(
-            (val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad"),
-            (val * val).alias("__fa_sq"),
-            dev.alias("__fa_dev"),
-        )
-        .with_columns(
-            (nw.col("__fa_dev") * nw.col("__fa_dev")).alias("__fa_dev2"),
-            nw.col("__fa_dev").is_nan().cast(nw.Int64).alias("__fa_devnan"),
-        )
-        .group_by(partition)
-        .agg(
-            nw.len().cast(nw.Float64).alias("g"),
-            nw.col("__fa_bad").sum().alias("bad"),
-            nw.col("__fa_devnan").sum().alias("devnan"),
-            val.min().alias("mn"),
-            val.max().alias("mx"),
-            nw.col("__fa_sq").sum().alias("sumsq"),
-            nw.col("__fa_dev").max().alias("devmax"),
-            nw.col("__fa_dev").sum().alias("devsum"),
-            nw.col("__fa_dev2").sum().alias("dev2sum"),
-        )
-    )
     c = nw.col
-    formula = {
-        "MinMaxRatio": safe_div(c("mn"), c("mx")),
-        "MaxMinRatio": safe_div(c("mx"), c("mn")),
-        "MaxMinDiff": c("mx") - c("mn"),
-        "MaxAbsDiff": nw.when(c("devnan") > 0).then(null_float()).otherwise(c("devmax")),
-        "MeanAbsDev": c("devsum") / c("g"),
-        "LTwo": c("sumsq"),
-        "Variance": safe_div(c("dev2sum"), c("g") - 1.0),
-    }[combo]
-    result = nw.when(c("bad") > 0).then(null_float()).otherwise(formula)
-    return stats.select(*partition, nan_to_null(result).alias(value))
+    bad = (val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad")
+    stats = [nw.col("__fa_bad").sum().alias("bad"), nw.len().cast(nw.Float64).alias("g")]
+    columns = [bad]
+    deviations = combo in ("MaxAbsDiff", "MeanAbsDev", "Variance")
+    if combo in ("MinMaxRatio", "MaxMinRatio", "MaxMinDiff"):
+        stats += [val.min().alias("mn"), val.max().alias("mx")]
+    elif combo == "LTwo":
+        columns.append((val * val).alias("__fa_sq"))
+        stats.append(c("__fa_sq").sum().alias("sumsq"))
+    else:
+        # deviations from the partition mean; inf − inf is NaN, which must not be skipped
+        deviation = (val - val.mean().over(*partition)).abs()
+        columns.append(deviation.alias("__fa_dev"))
+        stats += [
+            c("__fa_devnan").sum().alias("devnan"),
+            c("__fa_dev").max().alias("devmax"),
+            c("__fa_dev").sum().alias("devsum"),
+            c("__fa_dev2").sum().alias("dev2sum"),
+        ]
+    prepared = per_group.with_columns(*columns)
+    if deviations:
+        prepared = prepared.with_columns(
+            (c("__fa_dev") * c("__fa_dev")).alias("__fa_dev2"),
+            c("__fa_dev").is_nan().cast(nw.Int64).alias("__fa_devnan"),
+        )
+    formulas = {
+        "MinMaxRatio": lambda: safe_div(c("mn"), c("mx")),
+        "MaxMinRatio": lambda: safe_div(c("mx"), c("mn")),
+        "MaxMinDiff": lambda: c("mx") - c("mn"),
+        "MaxAbsDiff": lambda: nw.when(c("devnan") > 0).then(null_float()).otherwise(c("devmax")),
+        "MeanAbsDev": lambda: c("devsum") / c("g"),
+        "LTwo": lambda: c("sumsq"),
+        "Variance": lambda: safe_div(c("dev2sum"), c("g") - 1.0),
+    }
+    result = nw.when(c("bad") > 0).then(null_float()).otherwise(formulas[combo]())
+    return (
+        prepared.group_by(partition)
+        .agg(*stats)
+        .select(*partition, nan_to_null(result).alias(value))
+    )
 
 
 def _check_combo(combo: str | None) -> None:
@@ -291,7 +298,15 @@ def _pooled_metric(
     _check_combo(combo)
     values = dict(values or {})
     prep = _prepare(
-        frame, metric, rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, values=values
+        frame,
+        metric,
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        values=values,
     )
     if binary_relevance:
         prep.checks.append(v.binary(prep.frame, values["relevance"], "relevance", metric.upper()))
@@ -370,14 +385,23 @@ def exp(
     │ str   ┆ f64      │
     ╞═══════╪══════════╡
     │ a     ┆ 0.75     │
-    │ b     ┆ 0.531966 │
+    │ b     ┆ 0.530803 │
     └───────┴──────────┘
     >>> round(fa.fair.exp(df).item(), 6)
-    0.709288
+    0.707738
     """
     return _pooled_metric(
-        frame, "exp", numerator=discount(nw.col(rank)), denominator="size",
-        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        frame,
+        "exp",
+        numerator=discount(nw.col(rank)),
+        denominator="size",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        combo=combo,
     )
 
 
@@ -407,11 +431,20 @@ def expu(
     >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"],
     ...                    "relevance": [1.0, 0.5, 0.5, 1.0]})
     >>> fa.fair.expu(df, combo=None)["expu"].round(6).to_list()
-    [1.0, 0.709288]
+    [1.0, 0.707738]
     """
     return _pooled_metric(
-        frame, "expu", numerator=discount(nw.col(rank)), denominator="sum",
-        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        frame,
+        "expu",
+        numerator=discount(nw.col(rank)),
+        denominator="sum",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        combo=combo,
         values={"relevance": relevance},
     )
 
@@ -445,8 +478,17 @@ def expru(
     [0.6, 0.266667]
     """
     return _pooled_metric(
-        frame, "expru", numerator=nw.col(ctr), denominator="sum",
-        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        frame,
+        "expru",
+        numerator=nw.col(ctr),
+        denominator="sum",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        combo=combo,
         values={"relevance": relevance, "ctr": ctr},
     )
 
@@ -481,8 +523,17 @@ def awrf(
     position = nw.col(rank).cast(nw.Float64)
     attention = 100.0 * p * (nw.lit(1.0 - p) ** (position - 1.0))
     return _pooled_metric(
-        frame, "awrf", numerator=attention, denominator="size",
-        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        frame,
+        "awrf",
+        numerator=attention,
+        denominator="size",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        combo=combo,
     )
 
 
@@ -519,8 +570,17 @@ def erbe(
     """
     decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
     return _pooled_metric(
-        frame, "erbe", numerator=_rbp_weight(rank, decay), denominator="one",
-        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        frame,
+        "erbe",
+        numerator=_rbp_weight(rank, decay),
+        denominator="one",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        combo=combo,
     )
 
 
@@ -551,8 +611,17 @@ def erbp(
     """
     decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
     return _pooled_metric(
-        frame, "erbp", numerator=_rbp_weight(rank, decay), denominator="size",
-        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
+        frame,
+        "erbp",
+        numerator=_rbp_weight(rank, decay),
+        denominator="size",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        combo=combo,
     )
 
 
@@ -585,9 +654,19 @@ def erbr(
     """
     decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
     return _pooled_metric(
-        frame, "erbr", numerator=_rbp_weight(rank, decay), denominator="sum",
-        rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by, combo=combo,
-        values={"relevance": relevance}, binary_relevance=True,
+        frame,
+        "erbr",
+        numerator=_rbp_weight(rank, decay),
+        denominator="sum",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        combo=combo,
+        values={"relevance": relevance},
+        binary_relevance=True,
     )
 
 
@@ -633,7 +712,9 @@ def arp(
     [0.75, 0.25]
     """
     _check_combo(combo)
-    prep = _prepare(frame, "arp", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by)
+    prep = _prepare(
+        frame, "arp", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
+    )
     ngr = nw.col("__fa_ngr")
     per_ranking = (
         _with_order(prep)
@@ -688,9 +769,11 @@ def ndkl(
     >>> import frameaudit as fa
     >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "a", "b", "b"]})
     >>> round(fa.fair.ndkl(df).item(), 6)
-    0.343152
+    0.452369
     """
-    prep = _prepare(frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by)
+    prep = _prepare(
+        frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
+    )
     ordered = _with_order(prep)
     table = _prefix_table(ordered)
     count = nw.col(_ONE).cum_sum().over(*prep.rankings, *prep.groups, order_by=rank)
@@ -741,9 +824,9 @@ def ndkl(
             how="left",
         )
     )
-    value = (
-        nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")
-    ) / nw.col("__fa_z")
+    value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
+        "__fa_z"
+    )
     result = (
         per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl"))
         .group_by(prep.partition)
@@ -761,8 +844,10 @@ def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     """
     i = nw.col(_ORDER).cast(nw.Float64)
     w = discount(nw.col(_ORDER))
-    terms = ordered.select(_ORDER).unique().with_columns(
-        (w / i).alias("__fa_term"), w.alias("__fa_w"), (w * i.log()).alias("__fa_wl")
+    terms = (
+        ordered.select(_ORDER)
+        .unique()
+        .with_columns((w / i).alias("__fa_term"), w.alias("__fa_w"), (w * i.log()).alias("__fa_wl"))
     )
     return terms.with_columns(
         nw.col("__fa_term").cum_sum().over(order_by=_ORDER).alias("__fa_h"),
@@ -794,10 +879,17 @@ def iaa(
     >>> import frameaudit as fa
     >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1.0, 0.5, 0.5]})
     >>> round(fa.fair.iaa(df).item(), 6)
-    0.63093
+    0.13093
     """
     prep = _prepare(
-        frame, "iaa", rank=rank, group=None, ranking=ranking, item=item, groups=None, by=by,
+        frame,
+        "iaa",
+        rank=rank,
+        group=None,
+        ranking=ranking,
+        item=item,
+        groups=None,
+        by=by,
         values={"relevance": relevance},
     )
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
