@@ -30,7 +30,16 @@ from narwhals.dependencies import (
 from frameaudit._validate import Check, merge_rules
 from frameaudit.exceptions import ColumnNotFoundError, UnsupportedBackendError
 
-__all__ = ["Kind", "Source", "from_engine", "lazy_from_arrow", "run_kernel", "shared", "to_engine"]
+__all__ = [
+    "Kind",
+    "Source",
+    "count_distinct",
+    "from_engine",
+    "lazy_from_arrow",
+    "run_kernel",
+    "shared",
+    "to_engine",
+]
 
 _SUPPORTED = (
     "polars.DataFrame, polars.LazyFrame, pandas.DataFrame, pyarrow.Table, a DuckDB relation, "
@@ -214,6 +223,35 @@ def run_kernel(
         raise UnsupportedBackendError(msg)
     native: pl.LazyFrame = frame.to_native()
     return nw.from_native(native.map_batches(kernel, schema=pl.Schema(schema)))
+
+
+def count_distinct(
+    frame: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    columns: Mapping[str, str],
+    rows: str | None = None,
+) -> nw.LazyFrame[Any]:
+    """Per ``keys``: the distinct values of each column (``columns`` maps column → alias), and
+    the number of rows as ``rows`` when given.
+
+    One grouped aggregation, except on Dask, whose grouped ``n_unique`` adds up the counts of
+    its partitions: there each column is counted through ``unique()``.
+    """
+    keys = list(keys)
+    if frame.implementation is not nw.Implementation.DASK:
+        row_count = [nw.len().alias(rows)] if rows else []
+        return frame.group_by(keys).agg(
+            *row_count, *(nw.col(c).n_unique().alias(a) for c, a in columns.items())
+        )
+    parts = [frame.group_by(keys).agg(nw.len().alias(rows))] if rows else []
+    parts += [
+        frame.select(*keys, c).unique().group_by(keys).agg(nw.len().alias(a))
+        for c, a in columns.items()
+    ]
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.join(part, on=keys, how="left")
+    return result
 
 
 _DIAG_KEY = "__fa_diag_key"

@@ -38,7 +38,6 @@ __all__ = [
     "no_nulls",
     "non_empty",
     "number_in_range",
-    "offending",
     "require_dtype",
     "unique_within",
     "values_present",
@@ -317,9 +316,10 @@ def distinct_within(
     """
     partition = list(partition)
     names = list(columns)
-    per_partition = frame.group_by(partition).agg(
-        nw.len().alias("__fa_n"),
-        *(nw.col(c).n_unique().alias(f"__fa_u{i}") for i, c in enumerate(names)),
+    from frameaudit._engine import count_distinct  # noqa: PLC0415 (the engine imports this module)
+
+    per_partition = count_distinct(
+        frame, partition, {c: f"__fa_u{i}" for i, c in enumerate(names)}, rows="__fa_n"
     )
     combined: nw.LazyFrame[Any] | None = None
     for i in range(len(names)):
@@ -345,27 +345,6 @@ def distinct_within(
         return None
 
     return Check(combined, error)
-
-
-def offending(
-    offenders: nw.LazyFrame[Any],
-    keys: Sequence[str],
-    error: Callable[[int, Mapping[str, Any]], FrameAuditError],
-) -> Check:
-    """Fail when ``offenders`` has rows; ``error(count, first)`` builds the error.
-
-    ``first`` maps each of ``keys`` to its value in the first offending row (in key order), so a
-    message can show an example with whatever context columns the offenders carry.
-    """
-    keys = list(keys)
-    counts = offenders.select(nw.len().alias("n"))
-
-    def build(row: Mapping[str, Any]) -> FrameAuditError | None:
-        if not row["n"]:
-            return None
-        return error(row["n"], {k: row[f"example_{i}"] for i, k in enumerate(keys)})
-
-    return Check(_with_example(counts, offenders, keys), build)
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:

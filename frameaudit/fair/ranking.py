@@ -20,7 +20,14 @@ import narwhals.stable.v2 as nw
 import pyarrow as pa
 
 from frameaudit import _validate as v
-from frameaudit._engine import Source, align, from_engine, lazy_from_arrow, to_engine
+from frameaudit._engine import (
+    Source,
+    align,
+    count_distinct,
+    from_engine,
+    lazy_from_arrow,
+    to_engine,
+)
 from frameaudit._expr import discount, nan_to_null, null_float, safe_div
 from frameaudit.exceptions import InvalidParameterError, InvalidValueError
 
@@ -178,7 +185,7 @@ def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> v.Check:
 def _mapping_sizes(prep: _Prepared) -> nw.LazyFrame[Any]:
     """n_g for every (partition, group of the mapping): the group universe of SPEC §1."""
     assert prep.mapping is not None
-    sizes = prep.mapping.group_by(prep.groups).agg(nw.len().cast(nw.Float64).alias(_SIZE))
+    sizes = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
     return prep.frame.select(prep.partition).unique().join(sizes, how="cross")
 
 
@@ -190,24 +197,18 @@ def _per_group(
 ) -> nw.LazyFrame[Any]:
     """V_g = num / den per (partition, group) over the group universe.
 
-    ``sums`` holds, per (partition, group) that occurs, the summed numerator ``_NUM`` and, for
-    ``denominator="sum"``, the summed ``_DEN``; without a mapping also the group size ``_SIZE``.
+    ``sums`` holds, per (partition, group) that occurs, the summed numerator ``_NUM``, for
+    ``denominator="sum"`` the summed ``_DEN``, and for ``"size"`` without a mapping the group
+    size ``_SIZE``.
     """
     keys = [*prep.partition, *prep.groups]
     if prep.mapping is not None:
-        sums = (
-            _mapping_sizes(prep)
-            .join(sums.drop(_SIZE, strict=False), on=keys, how="left")
-            .with_columns(nw.col(_NUM).fill_null(0.0), nw.col(_DEN).fill_null(0.0))
-        )
+        filled = [nw.col(_NUM).fill_null(0.0)]
+        if denominator == "sum":
+            filled.append(nw.col(_DEN).fill_null(0.0))
+        sums = _mapping_sizes(prep).join(sums, on=keys, how="left").with_columns(*filled)
     den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
     return sums.select(*keys, safe_div(nw.col(_NUM), den).alias(metric))
-
-
-def _size(prep: _Prepared) -> nw.Expr:
-    """The group size aggregation without a mapping: distinct items, or rows."""
-    size = nw.col(prep.item).n_unique() if prep.item is not None else nw.len()
-    return size.cast(nw.Float64).alias(_SIZE)
 
 
 def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combo | None) -> Any:
@@ -232,7 +233,7 @@ def combine(
     val = nw.col(value)
     c = nw.col
     bad = (val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad")
-    stats = [nw.col("__fa_bad").sum().alias("bad"), nw.len().cast(nw.Float64).alias("g")]
+    stats = [nw.col("__fa_bad").sum().alias("bad"), nw.len().alias("g")]
     columns = [bad]
     deviations = combo in ("MaxAbsDiff", "MeanAbsDev", "Variance")
     if combo in ("MinMaxRatio", "MaxMinRatio", "MaxMinDiff"):
@@ -310,14 +311,19 @@ def _pooled_metric(
     )
     if binary_relevance:
         prep.checks.append(v.binary(prep.frame, values["relevance"], "relevance", metric.upper()))
-    den = nw.col(values["relevance"]) if denominator == "sum" else nw.lit(0.0)
-    sums = (
-        prep.frame.with_columns(
-            numerator.cast(nw.Float64).alias(_NUM), den.cast(nw.Float64).alias(_DEN)
-        )
-        .group_by([*prep.partition, *prep.groups])
-        .agg(nw.col(_NUM).sum(), nw.col(_DEN).sum(), _size(prep))
-    )
+    columns = [numerator.cast(nw.Float64).alias(_NUM)]
+    aggregations = [nw.col(_NUM).sum()]
+    if denominator == "sum":
+        columns.append(nw.col(values["relevance"]).cast(nw.Float64).alias(_DEN))
+        aggregations.append(nw.col(_DEN).sum())
+    elif denominator == "size" and prep.mapping is None and prep.item is None:
+        aggregations.append(nw.len().alias(_SIZE))
+    keys = [*prep.partition, *prep.groups]
+    sums = prep.frame.with_columns(*columns).group_by(keys).agg(*aggregations)
+    if denominator == "size" and prep.mapping is None and prep.item is not None:
+        # n_g counts distinct items when the same items appear in several rankings
+        sizes = count_distinct(prep.frame, keys, {prep.item: _SIZE})
+        sums = sums.join(sizes, on=keys, how="left")
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
@@ -721,8 +727,9 @@ def arp(
         .group_by([*prep.rankings, *prep.groups])
         .agg(
             nw.col(_ORDER).cast(nw.Float64).sum().alias("__fa_sum_order"),
-            nw.len().cast(nw.Float64).alias("__fa_ngr"),
+            nw.len().alias("__fa_ngr"),
         )
+        .with_columns(ngr.cast(nw.Float64))
         .with_columns(ngr.sum().over(*prep.rankings).alias(_NR))
         .with_columns(
             # Σ_{x∈g}(n_r − k_x) − n_g(n_g − 1)/2: pairs won against other groups
@@ -793,18 +800,18 @@ def ndkl(
     per_group = (
         rows.group_by([*prep.rankings, *prep.groups])
         .agg(
-            nw.len().cast(nw.Int64).alias("__fa_ngr"),
+            nw.len().alias("__fa_ngr"),
             nw.col("__fa_ds_h").sum(),
             nw.col("__fa_h_before").sum(),
         )
+        .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
         .with_columns(nw.col("__fa_ngr").sum().over(*prep.rankings).alias(_NR))
     )
     ngr = nw.col("__fa_ngr").cast(nw.Float64)
     if prep.mapping is not None:
-        shares = prep.mapping.group_by(prep.groups).agg(nw.len().cast(nw.Float64).alias("__fa_ng"))
-        shares = shares.select(
-            *prep.groups, (nw.col("__fa_ng") / nw.col("__fa_ng").sum()).log().alias("__fa_lnd")
-        )
+        shares = prep.mapping.group_by(prep.groups).agg(nw.len().alias("__fa_ng"))
+        share = nw.col("__fa_ng").cast(nw.Float64) / nw.col("__fa_ng").sum().cast(nw.Float64)
+        shares = shares.select(*prep.groups, share.log().alias("__fa_lnd"))
         per_group = per_group.join(shares, on=prep.groups, how="left")
     else:
         per_group = per_group.with_columns(

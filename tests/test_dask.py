@@ -1,0 +1,69 @@
+"""Dask: the metrics without ordered windows run natively; the others raise a clear error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import frameaudit as fa
+from frameaudit import UnsupportedBackendError
+
+from conftest import assert_frame_close, to_polars
+
+dd = pytest.importorskip("dask.dataframe")
+
+
+@pytest.fixture
+def log() -> pl.DataFrame:
+    df = fa.datasets.biased_rankings({"a": 0.3, "b": 0.7}, 20, phi=0.4, num_rankings=6, seed=5)
+    rng = np.random.default_rng(5)
+    return df.with_columns(
+        pl.Series("relevance", rng.random(df.height)),
+        pl.Series("relevant", (rng.random(df.height) < 0.5).astype(np.int64)),
+        pl.Series("ctr", rng.random(df.height)),
+    )
+
+
+CASES: list[tuple[str, dict[str, Any]]] = [
+    ("exp", {"item": "item", "combo": None}),
+    ("exp", {"item": "item", "combo": "MaxAbsDiff"}),
+    ("expu", {"combo": "Variance"}),
+    ("expru", {"by": "ranking"}),
+    ("awrf", {"p": 0.3}),
+    ("erbe", {"decay": 0.6, "combo": "LTwo"}),
+    ("erbp", {"decay": 0.6, "item": "item"}),
+    ("erbr", {"relevance": "relevant", "combo": "MeanAbsDev"}),
+    ("iaa", {"item": "item"}),
+]
+
+
+@pytest.mark.parametrize(("metric", "options"), CASES)
+def test_window_free_metrics_match_polars(
+    log: pl.DataFrame, metric: str, options: dict[str, Any]
+) -> None:
+    function = getattr(fa.fair, metric)
+    expected = function(log, ranking="ranking", **options)
+    frame = dd.from_pandas(
+        log.sample(fraction=1.0, shuffle=True, seed=1).to_pandas(), npartitions=3
+    )
+    actual = to_polars(
+        function(frame, ranking="ranking", **options).compute().reset_index(drop=True)
+    )
+    assert_frame_close(actual, expected)
+
+
+@pytest.mark.parametrize("metric", ["ndkl", "arp"])
+def test_ordered_metrics_raise_with_a_workaround(log: pl.DataFrame, metric: str) -> None:
+    frame = dd.from_pandas(log.to_pandas(), npartitions=2)
+    with pytest.raises(UnsupportedBackendError, match="not supported on Dask.*Workaround"):
+        getattr(fa.fair, metric)(frame, ranking="ranking")
+
+
+def test_value_checks_run_on_dask(log: pl.DataFrame) -> None:
+    tied = log.with_columns(pl.lit(1, dtype=pl.Int64).alias("rank"))
+    frame = dd.from_pandas(tied.to_pandas(), npartitions=2)
+    with pytest.raises(fa.InvalidValueError, match="rank='rank'.*unique within each ranking"):
+        fa.fair.exp(frame, ranking="ranking")

@@ -1,0 +1,31 @@
+"""The documentation site builds without warnings (mkdocs --strict), benchmark tables included."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_site_builds_strictly(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    performance = (tmp_path / "performance" / "index.html").read_text()
+    assert "FairRankTune" in performance
+    assert "speed-up" in performance
+
+
+def test_readme_commands_match_ci() -> None:
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    command = ci.strip().splitlines()[-1]
+    assert command in readme
+    assert "frameaudit demo" in readme
