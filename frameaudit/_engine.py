@@ -231,8 +231,9 @@ def count_distinct(
     columns: Mapping[str, str],
     rows: str | None = None,
 ) -> nw.LazyFrame[Any]:
-    """Per ``keys``: the distinct values of each column (``columns`` maps column → alias), and
-    the number of rows as ``rows`` when given.
+    """Per ``keys``, count the distinct values of each column, and the rows when ``rows`` is set.
+
+    ``columns`` maps each column to the alias of its count.
 
     One grouped aggregation, except on Dask, whose grouped ``n_unique`` adds up the counts of
     its partitions: there each column is counted through ``unique()``.

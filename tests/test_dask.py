@@ -7,11 +7,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from conftest import assert_frame_close, to_polars
 
 import frameaudit as fa
 from frameaudit import UnsupportedBackendError
-
-from conftest import assert_frame_close, to_polars
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -58,12 +57,12 @@ def test_window_free_metrics_match_polars(
 @pytest.mark.parametrize("metric", ["ndkl", "arp"])
 def test_ordered_metrics_raise_with_a_workaround(log: pl.DataFrame, metric: str) -> None:
     frame = dd.from_pandas(log.to_pandas(), npartitions=2)
-    with pytest.raises(UnsupportedBackendError, match="not supported on Dask.*Workaround"):
+    with pytest.raises(UnsupportedBackendError, match=r"not supported on Dask.*Workaround"):
         getattr(fa.fair, metric)(frame, ranking="ranking")
 
 
 def test_value_checks_run_on_dask(log: pl.DataFrame) -> None:
     tied = log.with_columns(pl.lit(1, dtype=pl.Int64).alias("rank"))
     frame = dd.from_pandas(tied.to_pandas(), npartitions=2)
-    with pytest.raises(fa.InvalidValueError, match="rank='rank'.*unique within each ranking"):
+    with pytest.raises(fa.InvalidValueError, match=r"rank='rank'.*unique within each ranking"):
         fa.fair.exp(frame, ranking="ranking")
