@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import narwhals.stable.v2 as nw
+import numpy as np
 
 from frameaudit.exceptions import (
     FrameAuditError,
@@ -39,6 +41,7 @@ __all__ = [
     "non_empty",
     "number_in_range",
     "require_dtype",
+    "row_text",
     "unique_within",
     "values_present",
 ]
@@ -66,7 +69,7 @@ def as_names(value: str | Sequence[str] | None, parameter: str) -> list[str]:
         return []
     if isinstance(value, str):
         return [value]
-    names = list(value)
+    names = list(value) if isinstance(value, (list, tuple)) else []
     if not names or not all(isinstance(v, str) for v in names):
         msg = f"{parameter}={value!r}: expected a column name or a non-empty list of column names"
         raise InvalidParameterError(msg)
@@ -90,7 +93,7 @@ def number_in_range(
 ) -> float:
     """Check a numeric parameter against an interval and return it as a float."""
     interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         msg = f"{parameter}={value!r}: expected a number in {interval}, got {type(value).__name__}"
         raise InvalidParameterError(msg)
     number = float(value)
@@ -157,6 +160,15 @@ def _shown(example: Any) -> str:
         if example is None or (isinstance(example, float) and math.isnan(example))
         else repr(example)
     )
+
+
+def row_text(columns: Sequence[str]) -> nw.Expr:
+    """An offending row shown as text ("group=g1, feature=f3"), for a :class:`Rule` example.
+
+    A rule keeps its smallest example, so the message shows the first offender in that order.
+    """
+    parts = [nw.concat_str(nw.lit(f"{c}="), nw.col(c).cast(nw.String)) for c in columns]
+    return nw.concat_str(*parts, separator=", ")
 
 
 def _rule_check(frame: nw.LazyFrame[Any], rule: Rule) -> Check:
@@ -352,19 +364,25 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
 
     ``columns`` maps each column to how messages name it (e.g. ``"features='x'"``), so derived
     columns (the elements of an array column) can be reported as the user wrote them.
+
+    One cheap aggregate per column screens the data: NaN and ±inf make the column's sum
+    non-finite, and the null count is metadata on Polars (a per-row flag costs about six times
+    as much on wide numeric data). Only a failed screen runs a second query counting the
+    offending values; a sum that merely overflowed on huge finite values passes there.
     """
     names = list(columns)
-    flags = frame.with_columns(
-        (~nw.col(c).is_finite()).cast(nw.Int64).alias(f"__fa_bad{i}") for i, c in enumerate(names)
-    )
-    counts = flags.select(
+    screen = frame.select(
+        *(nw.col(c).sum().cast(nw.Float64).alias(f"sum_{i}") for i, c in enumerate(names)),
         *(nw.col(c).null_count().cast(nw.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)),
-        *(nw.col(f"__fa_bad{i}").sum().cast(nw.Int64).alias(f"bad_{i}") for i in range(len(names))),
     )
 
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
         for i, column in enumerate(names):
-            nulls, bad = row[f"nulls_{i}"] or 0, row[f"bad_{i}"] or 0
+            total, nulls = row[f"sum_{i}"], row[f"nulls_{i}"] or 0
+            if not nulls and total is not None and math.isfinite(total):
+                continue
+            flag = (~nw.col(column).is_finite()).cast(nw.Int64)
+            bad = frame.select(flag.sum()).collect().item() or 0
             if nulls or bad:
                 msg = (
                     f"{columns[column]}: expected finite numbers, found {nulls} null and {bad} "
@@ -373,7 +391,7 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
                 return InvalidValueError(msg)
         return None
 
-    return Check(counts, error)
+    return Check(screen, error)
 
 
 def values_present(
@@ -385,42 +403,29 @@ def values_present(
 ) -> Check:
     """Each of ``values`` (parameter name → value) occurs in ``column``.
 
-    The error lists the values found (the first ``limit`` in sorted order, and how many there
-    are), with a hint when a missing value is close to one of them.
+    A row rule (it joins the one validation pass over ``frame``). Only when a value is missing
+    does a second, small query list the values found (the first ``limit`` in sorted order, and
+    how many there are) for the message, with a hint when one of them is close.
     """
     distinct = frame.select(column).unique().filter(~nw.col(column).is_null())
-    texts = distinct.with_columns(nw.col(column).cast(nw.String).alias("__fa_text"))
-    numbered = texts.with_row_index("__fa_i", order_by="__fa_text").filter(nw.col("__fa_i") < limit)
-    listing = numbered.with_columns(
-        nw.when(nw.col("__fa_i") == i).then(nw.col("__fa_text")).alias(f"value_{i}")
-        for i in range(limit)
-    ).select(nw.col(f"value_{i}").max() for i in range(limit))
-    present = distinct.with_columns(
-        (nw.col(column) == value).cast(nw.Int64).alias(f"__fa_has{i}")
-        for i, value in enumerate(values.values())
-    ).select(
-        nw.len().cast(nw.Int64).alias("n"),
-        *(
-            nw.col(f"__fa_has{i}").sum().cast(nw.Int64).alias(f"has_{i}")
-            for i in range(len(values))
-        ),
-    )
 
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        found = [row[f"value_{i}"] for i in range(limit) if row[f"value_{i}"] is not None]
-        for i, (name, value) in enumerate(values.items()):
-            if not row[f"has_{i}"]:
-                shown = ", ".join(repr(f) for f in found)
-                if row["n"] > len(found):
-                    shown += f", ... ({row['n'] - len(found)} more)"
-                msg = (
-                    f"{name}={value!r}: value not found in {parameter}={column!r}; "
-                    f"values found ({row['n']}): {shown}"
-                )
-                close = difflib.get_close_matches(str(value), found, n=1, cutoff=0.6)
-                if close:
-                    msg += f"; did you mean {close[0]!r}?"
-                return InvalidValueError(msg)
-        return None
+    def rule(name: str, value: Any) -> Rule:
+        def message(count: int, _: Any, __: int) -> str | None:
+            if count:
+                return None
+            found = [str(f) for f in distinct.sort(column).head(limit).collect()[column]]
+            total = distinct.select(nw.len()).collect().item()
+            shown = ", ".join(repr(f) for f in found)
+            if total > len(found):
+                shown += f", ... ({total - len(found)} more)"
+            msg = (
+                f"{name}={value!r}: value not found in {parameter}={column!r}; "
+                f"values found ({total}): {shown}"
+            )
+            close = difflib.get_close_matches(str(value), found, n=1, cutoff=0.6)
+            return f"{msg}; did you mean {close[0]!r}?" if close else msg
 
-    return Check(present.join(listing, how="cross"), error)
+        return Rule(nw.col(column) == value, None, message)
+
+    rules = tuple(rule(name, value) for name, value in values.items())
+    return Check(frame=None, error=None, base=frame, rules=rules)

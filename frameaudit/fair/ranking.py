@@ -29,13 +29,14 @@ from frameaudit._engine import (
     to_engine,
 )
 from frameaudit._expr import discount, nan_to_null, null_float, safe_div
-from frameaudit.exceptions import InvalidParameterError, InvalidValueError
+from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
     "COMBOS",
     "Combo",
     "arp",
     "awrf",
+    "combine",
     "erbe",
     "erbp",
     "erbr",
@@ -106,6 +107,15 @@ def _prepare(
         if item is None:
             msg = "item=None: groups= (a mapping from item to group) needs item= to join on"
             raise InvalidParameterError(msg)
+    _one_role_each(
+        {
+            "rank": [rank],
+            "group": [] if groups is not None else group_names,
+            "item": [item] if item is not None else [],
+            "by/ranking": list(dict.fromkeys([*by_names, *ranking_names])),
+            **{parameter: [column] for parameter, column in values.items()},
+        }
+    )
     columns: dict[str, str] = {rank: "rank"}
     if groups is None:
         columns.update(dict.fromkeys(group_names, "group"))
@@ -145,19 +155,49 @@ def _prepare(
     )
 
 
+def _one_role_each(roles: Mapping[str, Sequence[str]]) -> None:
+    """A column plays one role (``by`` and ``ranking`` may share columns: both partition)."""
+    seen: dict[str, str] = {}
+    for role, columns in roles.items():
+        for column in columns:
+            if column in seen:
+                msg = (
+                    f"column {column!r} is given both as {seen[column]}= and as {role}=; "
+                    "a column can play only one of these roles"
+                )
+                raise InvalidParameterError(msg)
+            seen[column] = role
+
+
 def _mapping(
     groups: GroupMapping, source: Source, *, item: str, group: str
 ) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
     """The item → group mapping as a lazy frame in the data's engine, with its checks."""
-    item_dtype = source.frame.collect_schema()[item]
     if isinstance(groups, Mapping):
         if not groups:
             raise InvalidParameterError("groups={}: the mapping is empty")
-        table = pa.table({item: list(groups.keys()), group: list(groups.values())})
+        try:
+            table = pa.table({item: list(groups.keys()), group: list(groups.values())})
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            msg = f"groups=: the keys, and the values, must each be of one type ({error})"
+            raise InvalidParameterError(msg) from None
         mapping = lazy_from_arrow(table, source)
     else:
         mapping = align(groups, source, {item: "item", group: "group"}, frame_name="groups")
-    mapping = mapping.select(nw.col(item).cast(item_dtype), nw.col(group))
+    mapping = mapping.select(item, group)
+    item_dtype = source.frame.collect_schema()[item]
+    mapping_dtype = mapping.collect_schema()[item]
+    if mapping_dtype != item_dtype:
+        both_integer = mapping_dtype.is_integer() and item_dtype.is_integer()
+        text_items = item_dtype == nw.String and mapping_dtype == nw.Categorical
+        if not (both_integer or text_items):
+            # a lossy cast (1.5 → 1, "7" → 7) would silently give items the wrong group
+            msg = (
+                f"groups=: the mapping's items have dtype {mapping_dtype}, but item={item!r} "
+                f"has dtype {item_dtype}; convert one of them so that they match"
+            )
+            raise InvalidDtypeError(msg)
+        mapping = mapping.with_columns(nw.col(item).cast(item_dtype))
     checks = [
         v.no_nulls(mapping, {item: "groups (mapping) item", group: "groups (mapping) group"}),
         v.unique_within(mapping, [item], "groups=", "each item may belong to one group only"),

@@ -1,0 +1,173 @@
+"""The seven combos on hand-worked per-group vectors, including the undefined cases (SPEC §1).
+
+ERBE with decay ½ gives exact binary fractions: V_g = ½·Σ_{k∈g} ½^(k−1), so every expected
+value below is worked out by hand. Each ``by`` partition of one frame is one case, and the
+whole table runs on every frame kind.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+from conftest import Constructor, to_polars
+from reference.ranking import COMBOS, combine
+
+import frameaudit as fa
+from frameaudit.fair import Combo
+
+INF = math.inf
+
+# partition → (ranks of each group, V by hand)
+CASES = {
+    # a: rank 1 → ½; b: ranks 2, 3 → ¼ + ⅛ = ⅜
+    "two": ({"a": [1], "b": [2, 3]}, [0.5, 0.375]),
+    # a: 1 → ½; b: 2 → ¼; c: 3, 4 → ⅛ + 1/16 = 3/16
+    "three": ({"a": [1], "b": [2], "c": [3, 4]}, [0.5, 0.25, 0.1875]),
+    # one group: V = ½ + ¼
+    "single": ({"a": [1, 2]}, [0.75]),
+}
+
+# By hand, from the V above: mean, deviations, and the seven formulas.
+EXPECTED: dict[str, dict[str, float | None]] = {
+    "two": {
+        "MinMaxRatio": 0.75,
+        "MaxMinRatio": 4 / 3,
+        "MaxMinDiff": 0.125,
+        "MaxAbsDiff": 0.0625,  # mean 7/16
+        "MeanAbsDev": 0.0625,
+        "LTwo": 0.390625,  # ¼ + 9/64
+        "Variance": 0.0078125,  # 2·(1/16)² / 1
+    },
+    "three": {
+        "MinMaxRatio": 0.375,
+        "MaxMinRatio": 8 / 3,
+        "MaxMinDiff": 0.3125,
+        "MaxAbsDiff": 0.5 - 0.3125,  # mean 15/48 = 0.3125
+        "MeanAbsDev": (0.1875 + 0.0625 + 0.125) / 3,
+        "LTwo": 0.25 + 0.0625 + 0.03515625,
+        "Variance": (0.1875**2 + 0.0625**2 + 0.125**2) / 2,
+    },
+    "single": {
+        "MinMaxRatio": 1.0,
+        "MaxMinRatio": 1.0,
+        "MaxMinDiff": 0.0,
+        "MaxAbsDiff": 0.0,
+        "MeanAbsDev": 0.0,
+        "LTwo": 0.5625,
+        "Variance": None,  # 0/0 with G − 1 = 0
+    },
+}
+
+
+def _frame() -> pl.DataFrame:
+    rows = [
+        {"part": part, "rank": k, "group": g}
+        for part, (ranks, _) in CASES.items()
+        for g, positions in ranks.items()
+        for k in positions
+    ]
+    return pl.DataFrame(rows)
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_combos_by_hand(constructor: Constructor, combo: Combo) -> None:
+    result = to_polars(fa.fair.erbe(constructor(_frame()), decay=0.5, by="part", combo=combo))
+    assert result["part"].to_list() == sorted(CASES)
+    for part, value in result.iter_rows():
+        want = EXPECTED[part][combo]
+        assert value == (None if want is None else pytest.approx(want, rel=1e-15, abs=1e-15)), part
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_reference_combine_agrees_with_the_hand_values(combo: Combo) -> None:
+    """The reference's combine is itself checked against the same hand-worked table."""
+    for part, (_, values) in CASES.items():
+        want = EXPECTED[part][combo]
+        got = combine(values, combo)
+        assert got == (None if want is None else pytest.approx(want, rel=1e-15, abs=1e-15))
+
+
+# EXPU partitions: "inf" has a group with exposure and zero relevance (V = +inf); with a mapping
+# holding a never-ranked group, V of that group is 0/0 = null in every partition.
+EDGE = pl.DataFrame(
+    {
+        "part": ["inf", "inf", "finite", "finite"],
+        "rank": [1, 2, 1, 2],
+        "item": [1, 2, 1, 2],
+        "relevance": [0.0, 0.5, 1.0, 1.0],
+    }
+)
+# The combo of V = (+inf, 1/log2(3)/0.5) by hand: the mean is inf and |inf − inf| is NaN.
+INF_EXPECTED: dict[str, float | None] = {
+    "MinMaxRatio": 0.0,
+    "MaxMinRatio": INF,
+    "MaxMinDiff": INF,
+    "MaxAbsDiff": None,
+    "MeanAbsDev": None,
+    "LTwo": INF,
+    "Variance": None,
+}
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_undefined_and_infinite_group_values(constructor: Constructor, combo: Combo) -> None:
+    frame = constructor(EDGE)
+    per_item = to_polars(fa.fair.expu(frame, group="item", by="part", combo=combo))
+    assert per_item.filter(pl.col("part") == "inf").item(0, "expu") == INF_EXPECTED[combo]
+    assert per_item.filter(pl.col("part") == "finite").item(0, "expu") is not None
+    mapping = {1: "a", 2: "b", 3: "c"}
+    with_null = to_polars(fa.fair.expu(frame, item="item", groups=mapping, by="part", combo=combo))
+    assert with_null["expu"].to_list() == [None, None]
+    assert combine([INF, 1.0], combo) == INF_EXPECTED[combo]
+    assert combine([1.0, None], combo) is None
+
+
+@pytest.mark.parametrize(
+    ("combo", "value"),
+    [("MinMaxRatio", 0.0), ("MaxMinRatio", INF), ("MaxMinDiff", 1.0), ("LTwo", 1.0)],
+)
+def test_zero_group_value(combo: Combo, value: float) -> None:
+    """ERBE with decay 0 gives all exposure to rank 1: V = (1, 0); 1/0 = +inf, not an error."""
+    frame = pl.DataFrame({"rank": [1, 2], "group": ["a", "b"]})
+    assert fa.fair.erbe(frame, decay=0.0, combo=combo).item() == value
+
+
+@pytest.mark.parametrize("combo", ["MinMaxRatio", "MaxMinRatio"])
+def test_all_zero_ratio_is_null(combo: Combo) -> None:
+    """EXPRU with zero clicks everywhere: V = (0, 0) and 0/0 is undefined."""
+    frame = pl.DataFrame(
+        {"rank": [1, 2], "group": ["a", "b"], "relevance": [1.0, 1.0], "ctr": [0.0, 0.0]}
+    )
+    assert fa.fair.expru(frame, combo=combo).item() is None
+
+
+@pytest.mark.parametrize("metric", ["exp", "awrf", "erbe", "erbp", "arp"])
+def test_parity_when_groups_are_treated_identically(metric: str) -> None:
+    """Two rankings where a and b swap places: every group meets every position equally often."""
+    frame = pl.DataFrame(
+        {
+            "query": [0, 0, 0, 0, 1, 1, 1, 1],
+            "rank": [1, 2, 3, 4, 1, 2, 3, 4],
+            "group": ["a", "b", "b", "a", "b", "a", "a", "b"],
+        }
+    )
+    function = getattr(fa.fair, metric)
+    assert function(frame, ranking="query", combo="MinMaxRatio").item() == pytest.approx(1.0)
+    assert function(frame, ranking="query", combo="MaxMinDiff").item() == pytest.approx(
+        0.0, abs=1e-15
+    )
+
+
+def test_arp_without_mixed_pairs_is_null() -> None:
+    """Query 0 holds one group: no mixed pair, V = 0/0. Query 1: a above b, V = (1, 0)."""
+    frame = pl.DataFrame(
+        {"query": [0, 0, 1, 1], "rank": [1, 2, 1, 2], "group": ["a", "a", "a", "b"]}
+    )
+    per_group = fa.fair.arp(frame, ranking="query", by="query", combo=None)
+    assert per_group.rows() == [(0, "a", None), (1, "a", 1.0), (1, "b", 0.0)]
+    combined = fa.fair.arp(frame, ranking="query", by="query", combo="MinMaxRatio")
+    assert combined.rows() == [(0, None), (1, 0.0)]
+    pooled = fa.fair.arp(frame, ranking="query", combo=None)  # the one-group ranking adds nothing
+    assert pooled.rows() == [("a", 1.0), ("b", 0.0)]
