@@ -7,7 +7,7 @@ point and accepts every supported frame kind.
 
 from __future__ import annotations
 
-from frameaudit import datasets, explain, fair
+from frameaudit import datasets, explain, fair, repro
 from frameaudit._accessors import register_namespaces
 from frameaudit.exceptions import (
     ColumnNotFoundError,
@@ -28,6 +28,7 @@ __all__ = [
     "datasets",
     "explain",
     "fair",
+    "repro",
 ]
 
 __version__ = "0.1.0"

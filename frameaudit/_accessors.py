@@ -13,9 +13,9 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
-from frameaudit import explain, fair
+from frameaudit import explain, fair, repro
 
-__all__ = ["FairNamespace", "XaiNamespace", "register_namespaces"]
+__all__ = ["FairNamespace", "ReproNamespace", "XaiNamespace", "register_namespaces"]
 
 
 class _Namespace:
@@ -68,6 +68,82 @@ class FairNamespace(_Namespace):
         """Inequity of amortized attention: :func:`frameaudit.fair.iaa`."""
         return fair.iaa(self._frame, **kwargs)
 
+    def cluster_balance(self, **kwargs: Any) -> Any:
+        """Cluster balance: :func:`frameaudit.fair.cluster_balance`."""
+        return fair.cluster_balance(self._frame, **kwargs)
+
+    def min_cluster_ratio(self, **kwargs: Any) -> Any:
+        """Minimum cluster ratio: :func:`frameaudit.fair.min_cluster_ratio`."""
+        return fair.min_cluster_ratio(self._frame, **kwargs)
+
+    def cluster_distribution_tv(self, **kwargs: Any) -> Any:
+        """Cluster distribution total variation: :func:`frameaudit.fair.cluster_distribution_tv`."""
+        return fair.cluster_distribution_tv(self._frame, **kwargs)
+
+    def cluster_distribution_kl(self, **kwargs: Any) -> Any:
+        """Cluster distribution KL divergence: :func:`frameaudit.fair.cluster_distribution_kl`."""
+        return fair.cluster_distribution_kl(self._frame, **kwargs)
+
+    def social_fairness_ratio(self, **kwargs: Any) -> Any:
+        """Social fairness ratio: :func:`frameaudit.fair.social_fairness_ratio`."""
+        return fair.social_fairness_ratio(self._frame, **kwargs)
+
+    def silhouette_difference(self, **kwargs: Any) -> Any:
+        """Silhouette difference: :func:`frameaudit.fair.silhouette_difference`."""
+        return fair.silhouette_difference(self._frame, **kwargs)
+
+
+class ReproNamespace(_Namespace):
+    """``.repro``: reproducibility across runs; each method is :mod:`frameaudit.repro`'s."""
+
+    def ec_local(self, **kwargs: Any) -> Any:
+        """Local error consistency: :func:`frameaudit.repro.ec_local`."""
+        return repro.ec_local(self._frame, **kwargs)
+
+    def ec_global(self, **kwargs: Any) -> Any:
+        """Global error consistency: :func:`frameaudit.repro.ec_global`."""
+        return repro.ec_global(self._frame, **kwargs)
+
+    def ea_kappa(self, **kwargs: Any) -> Any:
+        """Kappa-based error agreement: :func:`frameaudit.repro.ea_kappa`."""
+        return repro.ea_kappa(self._frame, **kwargs)
+
+    def ec_agreement(self, **kwargs: Any) -> Any:
+        """Error agreement: :func:`frameaudit.repro.ec_agreement`."""
+        return repro.ec_agreement(self._frame, **kwargs)
+
+    def ec_corr(self, **kwargs: Any) -> Any:
+        """Error correlation: :func:`frameaudit.repro.ec_corr`."""
+        return repro.ec_corr(self._frame, **kwargs)
+
+    def pa(self, **kwargs: Any) -> Any:
+        """Percent agreement of predictions: :func:`frameaudit.repro.pa`."""
+        return repro.pa(self._frame, **kwargs)
+
+    def pa_kappa(self, **kwargs: Any) -> Any:
+        """Cohen's kappa of predictions: :func:`frameaudit.repro.pa_kappa`."""
+        return repro.pa_kappa(self._frame, **kwargs)
+
+    def cramers_v(self, **kwargs: Any) -> Any:
+        """Cramér's V of predictions: :func:`frameaudit.repro.cramers_v`."""
+        return repro.cramers_v(self._frame, **kwargs)
+
+    def summary(self, **kwargs: Any) -> Any:
+        """Every pairwise metric: :func:`frameaudit.repro.summary`."""
+        return repro.summary(self._frame, **kwargs)
+
+    def total_consistency(self, **kwargs: Any) -> Any:
+        """Total error consistency: :func:`frameaudit.repro.total_consistency`."""
+        return repro.total_consistency(self._frame, **kwargs)
+
+    def leave_one_out(self, **kwargs: Any) -> Any:
+        """Leave-one-out error consistency: :func:`frameaudit.repro.leave_one_out`."""
+        return repro.leave_one_out(self._frame, **kwargs)
+
+    def residual_consistency(self, **kwargs: Any) -> Any:
+        """Residual consistency (regression): :func:`frameaudit.repro.residual_consistency`."""
+        return repro.residual_consistency(self._frame, **kwargs)
+
 
 class XaiNamespace(_Namespace):
     """``.xai`` (all frames) and ``.explain`` (eager frames): :mod:`frameaudit.explain`.
@@ -96,6 +172,7 @@ class XaiNamespace(_Namespace):
 # and pd.DataFrame. Polars' own LazyFrame.explain() keeps `.explain` off lazy frames.
 NAMESPACES: list[tuple[str, type[_Namespace], tuple[str, ...]]] = [
     ("fair", FairNamespace, ("polars", "lazy", "pandas")),
+    ("repro", ReproNamespace, ("polars", "lazy", "pandas")),
     ("xai", XaiNamespace, ("polars", "lazy", "pandas")),
     ("explain", XaiNamespace, ("polars", "pandas")),
 ]

@@ -203,16 +203,18 @@ def run_kernel(
     frame: nw.LazyFrame[Any],
     source: Source,
     kernel: Callable[[pl.DataFrame], pl.DataFrame],
-    schema: Mapping[str, pl.DataType],
     *,
+    keys: Sequence[str],
+    outputs: Mapping[str, pl.DataType],
     metric: str,
     workaround: str,
 ) -> nw.LazyFrame[Any]:
     """Run a numpy kernel on ``frame``'s rows when the result is computed (in-memory engines).
 
-    On Polars the kernel becomes a batch map inside the plan, so a lazy call stays lazy. The
-    other engines would have to ship every row to this process, which frameaudit never does
-    silently: they get an error naming ``workaround``.
+    ``kernel`` gets all rows as one Polars DataFrame and returns the ``keys`` columns (with
+    their input dtypes) followed by ``outputs``. On Polars it becomes a batch map inside the
+    plan, so a lazy call stays lazy. The other engines would have to ship every row to this
+    process, which frameaudit never does silently: they get an error naming ``workaround``.
     """
     if not source.kind.on_polars:
         msg = (
@@ -222,7 +224,9 @@ def run_kernel(
         )
         raise UnsupportedBackendError(msg)
     native: pl.LazyFrame = frame.to_native()
-    return nw.from_native(native.map_batches(kernel, schema=pl.Schema(schema)))
+    schema = native.collect_schema()
+    result = pl.Schema({**{k: schema[k] for k in keys}, **outputs})
+    return nw.from_native(native.map_batches(kernel, schema=result))
 
 
 def count_distinct(

@@ -1,0 +1,403 @@
+r"""Error consistency over all runs, leave one run out, and for regression residuals.
+
+``total_consistency`` and ``leave_one_out`` compare the error sets of more than two runs at
+once; both follow from one number per sample — how many runs get it wrong — so they cost
+O(k·n) with no join of runs. ``residual_consistency`` is the regression extension of error
+consistency: it compares the residuals of two runs sample by sample (a pairwise metric, with
+the same summaries as the classification ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+import narwhals.stable.v2 as nw
+
+from frameaudit import _validate as v
+from frameaudit._engine import from_engine, shared
+from frameaudit.repro._runs import (
+    PRED,
+    RUN,
+    RUN_A,
+    RUN_B,
+    SAMPLE,
+    TARGET,
+    EmptyUnion,
+    Names,
+    Runs,
+    check_empty_union,
+    intersection_over_union,
+    one_summary,
+    prepare,
+    summarize,
+)
+
+__all__ = [
+    "RESIDUAL_METHODS",
+    "ResidualMethod",
+    "leave_one_out",
+    "residual_consistency",
+    "total_consistency",
+]
+
+ResidualMethod = Literal["ratio", "ratio-signed", "ratio-diff", "ratio-diff-signed"]
+RESIDUAL_METHODS: tuple[str, ...] = get_args(ResidualMethod)
+
+_K = "__fa_k"
+_WRONG = "__fa_wrong"
+_R_A = "__fa_residual_a"
+_R_B = "__fa_residual_b"
+
+
+def _error_counts(
+    runs: Runs,
+) -> tuple[nw.LazyFrame[Any], nw.LazyFrame[Any], nw.LazyFrame[Any]]:
+    """The runs; per partition their number k; per sample, the number of runs wrong on it.
+
+    The last frame holds only the samples some run gets wrong, with k attached.
+    """
+    partition = runs.partition
+    per_run = runs.partitioned(runs.frame.group_by([*runs.by, RUN]).agg(nw.len()))
+    per_run = shared(per_run.select(*partition, RUN))
+    k = per_run.group_by(partition).agg(nw.len().cast(nw.Int64).alias(_K))
+    wrong = _errors(runs).group_by([*runs.by, SAMPLE]).agg(nw.len().cast(nw.Int64).alias(_WRONG))
+    wrong = runs.partitioned(wrong).join(k, on=partition, how="left")
+    return per_run, k, wrong
+
+
+def _errors(runs: Runs) -> nw.LazyFrame[Any]:
+    return runs.frame.filter(nw.col(TARGET) != nw.col(PRED)).select(*runs.by, SAMPLE, RUN)
+
+
+def _flag(condition: nw.Expr, name: str) -> nw.Expr:
+    return nw.when(condition).then(1).otherwise(0).alias(name)
+
+
+def total_consistency(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    empty_union: EmptyUnion = "null",
+) -> Any:
+    r"""Total error consistency: the samples every run gets wrong, over those any run gets wrong.
+
+    :math:`|\bigcap_r e_r| \,/\, |\bigcup_r e_r|` over all k runs — the "unpredictable" samples
+    as a share of the "ever mispredicted" ones (Levman et al. 2023). 1 is most reproducible;
+    it is at most the smallest pairwise EC_ℓ.
+
+    Parameters
+    ----------
+    frame
+        Any supported frame: one row per (run, sample).
+    run
+        Run column; pairs are oriented run_a < run_b.
+    sample
+        Sample column; every run predicts every sample exactly once.
+    target
+        True label column, the same in every run of a sample.
+    prediction
+        Predicted label column (the dtype of ``target``, or both numeric).
+    by
+        Column(s): one independent result per partition.
+    empty_union
+        The value when no run makes an error (0/0): ``"null"``, ``0`` or ``1``.
+
+    Returns
+    -------
+    A frame of the input's kind: the ``by`` columns and ``total_consistency`` (Float64), one
+    row per partition, sorted by ``by``.
+
+    Notes
+    -----
+    From the number of runs that get each sample wrong (a grouping of the wrong predictions):
+    O(k·n), no join of runs.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame(
+    ...     {
+    ...         "run": [1] * 4 + [2] * 4 + [3] * 4,
+    ...         "sample": [0, 1, 2, 3] * 3,
+    ...         "target": [0, 1, 0, 1] * 3,
+    ...         "prediction": [1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1],
+    ...     }
+    ... )
+    >>> fa.repro.total_consistency(df)
+    shape: (1, 1)
+    ┌───────────────────┐
+    │ total_consistency │
+    │ ---               │
+    │ f64               │
+    ╞═══════════════════╡
+    │ 0.25              │
+    └───────────────────┘
+    """
+    check_empty_union(empty_union)
+    runs = prepare(
+        frame, "total_consistency", run=run, sample=sample, target=target,
+        prediction=prediction, by=by,
+    )  # fmt: skip
+    partition = runs.partition
+    _, k, wrong = _error_counts(runs)
+    counts = (
+        wrong.with_columns(_flag(nw.col(_WRONG) == nw.col(_K), "__fa_every"))
+        .group_by(partition)
+        .agg(nw.col("__fa_every").sum().alias("__fa_i"), nw.len().alias("__fa_u"))
+    )
+    totals = k.join(counts, on=partition, how="left").with_columns(
+        nw.col("__fa_i").fill_null(0), nw.col("__fa_u").fill_null(0)
+    )
+    value = intersection_over_union(nw.col("__fa_i"), nw.col("__fa_u"), empty_union)
+    result = totals.select(*runs.by, value.alias("total_consistency"))
+    return from_engine(result, runs.source, sort_by=runs.by, checks=runs.checks)
+
+
+def leave_one_out(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    empty_union: EmptyUnion = "null",
+) -> Any:
+    r"""Leave-one-out error consistency: the total consistency of the other runs, per run.
+
+    For each run r, :math:`|\bigcap_{r' \ne r} e_{r'}| \,/\, |\bigcup_{r' \ne r} e_{r'}|` —
+    :func:`total_consistency` of the k − 1 runs left when r is left out (the original error
+    consistency code's leave-one-out consistencies). A run whose removal raises the value
+    much above the others' makes errors of its own. With two runs, the value is 1 for each
+    (one run's error set against itself) unless the other run makes no error.
+
+    Parameters
+    ----------
+    frame
+        Any supported frame: one row per (run, sample).
+    run
+        Run column; pairs are oriented run_a < run_b.
+    sample
+        Sample column; every run predicts every sample exactly once.
+    target
+        True label column, the same in every run of a sample.
+    prediction
+        Predicted label column (the dtype of ``target``, or both numeric).
+    by
+        Column(s): one independent result per partition.
+    empty_union
+        The value when the other runs make no error (0/0): ``"null"``, ``0`` or ``1``.
+
+    Returns
+    -------
+    A frame of the input's kind: the ``by`` columns, the run column (named as ``run``) and
+    ``leave_one_out`` (Float64), one row per run, sorted.
+
+    Notes
+    -----
+    With w_s the number of runs that get sample s wrong: leaving r out, s is in every other
+    run's error set iff w_s − e_r(s) = k − 1, and in some iff w_s − e_r(s) ≥ 1. So each run
+    needs only the counts of its own errors on samples with w_s = k − 1 and w_s = 1: O(k·n),
+    no join of runs.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame(
+    ...     {
+    ...         "run": [1] * 4 + [2] * 4 + [3] * 4,
+    ...         "sample": [0, 1, 2, 3] * 3,
+    ...         "target": [0, 1, 0, 1] * 3,
+    ...         "prediction": [1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1],
+    ...     }
+    ... )
+    >>> fa.repro.leave_one_out(df)
+    shape: (3, 2)
+    ┌─────┬───────────────┐
+    │ run ┆ leave_one_out │
+    │ --- ┆ ---           │
+    │ i64 ┆ f64           │
+    ╞═════╪═══════════════╡
+    │ 1   ┆ 0.25          │
+    │ 2   ┆ 0.666667      │
+    │ 3   ┆ 0.333333      │
+    └─────┴───────────────┘
+    """
+    check_empty_union(empty_union)
+    runs = prepare(
+        frame, "leave_one_out", run=run, sample=sample, target=target,
+        prediction=prediction, by=by,
+    )  # fmt: skip
+    partition = runs.partition
+    per_run, _, wrong = _error_counts(runs)
+    wrong = shared(wrong)
+    w, k = nw.col(_WRONG), nw.col(_K)
+    every, near, many, one = "__fa_every", "__fa_near", "__fa_many", "__fa_one"
+    totals = (
+        wrong.with_columns(
+            _flag(w == k, every), _flag(w == k - 1, near), _flag(w >= 2, many), _flag(w == 1, one)
+        )
+        .group_by(partition)
+        .agg(nw.col(every).sum(), nw.col(near).sum(), nw.col(many).sum(), nw.col(one).sum())
+    )
+    # the errors of run r itself on samples with w = k − 1 and w = 1
+    own = (
+        _errors(runs)
+        .join(wrong, on=[*runs.by, SAMPLE])
+        .with_columns(_flag(w == k - 1, near), _flag(w == 1, one))
+        .group_by([*partition, RUN])
+        .agg(nw.col(near).sum().alias("__fa_own_near"), nw.col(one).sum().alias("__fa_own_one"))
+    )
+    counts = [every, near, many, one, "__fa_own_near", "__fa_own_one"]
+    table = (
+        per_run.join(totals, on=partition, how="left")
+        .join(own, on=[*partition, RUN], how="left")
+        .with_columns(*(nw.col(c).fill_null(0) for c in counts))
+    )
+    c = nw.col
+    intersection = c(every) + c(near) - c("__fa_own_near")
+    union = c(many) + c(one) - c("__fa_own_one")
+    result = table.select(
+        *runs.by,
+        c(RUN).alias(run),
+        intersection_over_union(intersection, union, empty_union).alias("leave_one_out"),
+    )
+    return from_engine(result, runs.source, sort_by=[*runs.by, run], checks=runs.checks)
+
+
+def _per_sample(method: ResidualMethod) -> nw.Expr:
+    """The consistency of two residuals r_a, r_b of one sample (NaN propagates)."""
+    r_a, r_b = nw.col(_R_A), nw.col(_R_B)
+    abs_a, abs_b = r_a.abs(), r_b.abs()
+    if method.startswith("ratio-diff"):
+        numerator, denominator, both_zero = (abs_a - abs_b).abs(), abs_a + abs_b, 0.0
+    else:
+        smaller = abs_a <= abs_b
+        numerator = nw.when(smaller).then(abs_a).otherwise(abs_b)
+        denominator = nw.when(smaller).then(abs_b).otherwise(abs_a)
+        both_zero = 1.0
+    # the denominator is 0 only for two zero residuals, replaced below; no engine divides by 0
+    value = numerator / nw.when(denominator == 0).then(nw.lit(1.0)).otherwise(denominator)
+    if method.endswith("signed"):
+        product = r_a * r_b
+        sign = nw.when(product > 0).then(1.0).when(product < 0).then(-1.0).otherwise(0.0)
+        value = sign * value
+    zero = (abs_a == 0) & (abs_b == 0)
+    return nw.when(zero).then(nw.lit(both_zero)).otherwise(value)
+
+
+def residual_consistency(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    method: ResidualMethod = "ratio",
+    pairwise: bool = False,
+) -> Any:
+    r"""Residual consistency: error consistency for regression, from two runs' residuals.
+
+    With residuals r = prediction − target, each sample of a pair of runs gets a value, and the
+    pair's value is their mean over the samples. With :math:`\rho = \min(|r_a|, |r_b|) /
+    \max(|r_a|, |r_b|)` and :math:`s = \operatorname{sign}(r_a r_b)`:
+
+    * ``"ratio"``: ρ — 1 when the two runs miss by the same amount (most reproducible);
+    * ``"ratio-signed"``: s·ρ — also −1 when they miss by the same amount on opposite sides;
+    * ``"ratio-diff"``: :math:`\big||r_a| - |r_b|\big| / (|r_a| + |r_b|)` — 0 is most
+      reproducible;
+    * ``"ratio-diff-signed"``: s times that.
+
+    Two exact predictions (r_a = r_b = 0, 0/0) count as perfectly consistent: 1 for the ratios,
+    0 for the differences. The summaries are those of the classification metrics (the regression
+    error consistency code of the same authors; SPEC §3).
+
+    Parameters
+    ----------
+    frame
+        Any supported frame: one row per (run, sample).
+    run
+        Run column; pairs are oriented run_a < run_b.
+    sample
+        Sample column; every run predicts every sample exactly once.
+    target
+        Numeric true value; the same in every run of a sample.
+    prediction
+        Numeric predicted value.
+    by
+        Column(s): one independent result per partition.
+    method
+        One of ``RESIDUAL_METHODS``.
+    pairwise
+        Return the pair distribution instead of its summary.
+
+    Returns
+    -------
+    A frame of the input's kind, one row per partition: the ``by`` columns,
+    ``residual_consistency`` (the mean over pairs), ``std``, ``min``, ``max``, ``q05``,
+    ``q95``, ``n_pairs`` and ``n_undefined`` (always 0: no pair is undefined). With
+    ``pairwise=True``: the ``by`` columns, ``run_a``, ``run_b``, ``residual_consistency``.
+
+    Notes
+    -----
+    A NaN residual makes its sample's value NaN, and so its pair's value and every summary
+    statistic: NaN is never skipped. Every sample is compared in every pair, so this joins all
+    predictions on the sample: O(k²·n) rows, streamed by Polars.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame(
+    ...     {
+    ...         "run": [1, 1, 1, 2, 2, 2],
+    ...         "sample": [0, 1, 2] * 2,
+    ...         "target": [1.0, 2.0, 3.0] * 2,
+    ...         "prediction": [1.5, 2.0, 2.0, 2.0, 2.0, 4.0],
+    ...     }
+    ... )
+    >>> fa.repro.residual_consistency(df, pairwise=True)
+    shape: (1, 3)
+    ┌───────┬───────┬──────────────────────┐
+    │ run_a ┆ run_b ┆ residual_consistency │
+    │ ---   ┆ ---   ┆ ---                  │
+    │ i64   ┆ i64   ┆ f64                  │
+    ╞═══════╪═══════╪══════════════════════╡
+    │ 1     ┆ 2     ┆ 0.833333             │
+    └───────┴───────┴──────────────────────┘
+    >>> fa.repro.residual_consistency(df, method="ratio-signed", pairwise=True).item(0, 2)
+    0.16666666666666666
+    """
+    v.choice("method", method, RESIDUAL_METHODS)
+    name = "residual_consistency"
+    runs = prepare(
+        frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
+        regression=True,
+    )  # fmt: skip
+    residual = nw.col(PRED) - nw.col(TARGET)
+    side_a = runs.frame.select(*runs.by, SAMPLE, nw.col(RUN).alias(RUN_A), residual.alias(_R_A))
+    side_b = runs.frame.select(*runs.by, SAMPLE, nw.col(RUN).alias(RUN_B), residual.alias(_R_B))
+    per_pair = (
+        side_a.join(side_b, on=[*runs.by, SAMPLE])
+        .filter(nw.col(RUN_A) < nw.col(RUN_B))
+        .with_columns(_per_sample(method).alias(name))
+        .group_by([*runs.by, RUN_A, RUN_B])
+        .agg(nw.col(name).mean())
+    )
+    if pairwise:
+        result = per_pair.select(
+            *runs.by, nw.col(RUN_A).alias("run_a"), nw.col(RUN_B).alias("run_b"), name
+        )
+        return from_engine(
+            result, runs.source, sort_by=[*runs.by, "run_a", "run_b"], checks=runs.checks
+        )
+    stats = summarize(runs.partitioned(per_pair), runs.partition, [name])
+    result = one_summary(stats, runs.by, name)
+    return from_engine(result, runs.source, sort_by=runs.by, checks=runs.checks)
