@@ -1,7 +1,18 @@
-"""Fairness metrics: fair ranking (:mod:`frameaudit.fair.ranking`)."""
+"""Fairness metrics: fair ranking and clustering fairness.
+
+See :mod:`frameaudit.fair.ranking` and :mod:`frameaudit.fair.clustering`.
+"""
 
 from __future__ import annotations
 
+from frameaudit.fair.clustering import (
+    cluster_balance,
+    cluster_distribution_kl,
+    cluster_distribution_tv,
+    min_cluster_ratio,
+    silhouette_difference,
+    social_fairness_ratio,
+)
 from frameaudit.fair.ranking import (
     COMBOS,
     Combo,
@@ -22,6 +33,9 @@ __all__ = [
     "Combo",
     "arp",
     "awrf",
+    "cluster_balance",
+    "cluster_distribution_kl",
+    "cluster_distribution_tv",
     "erbe",
     "erbp",
     "erbr",
@@ -29,5 +43,8 @@ __all__ = [
     "expru",
     "expu",
     "iaa",
+    "min_cluster_ratio",
     "ndkl",
+    "silhouette_difference",
+    "social_fairness_ratio",
 ]

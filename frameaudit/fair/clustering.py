@@ -1,0 +1,1058 @@
+"""Clustering-fairness metrics: how two groups fare in a clustering.
+
+The clustering bias metrics of holisticai (Holistic AI), computed on tidy input: one row per
+point, with its cluster label (``cluster``), its group (``group``) and, for the two
+distance-based metrics, its coordinates (``features``). Two values of the group column are
+compared, ``a`` and ``b``; rows of other groups still count in cluster sizes and totals.
+
+With N_{g,c} the members of group g in cluster c, N_c the size of c, N_g and N the totals:
+
+* label metrics (lazy column expressions, one scan and small aggregations):
+  :func:`cluster_balance`, :func:`min_cluster_ratio`, :func:`cluster_distribution_tv`,
+  :func:`cluster_distribution_kl`; each takes ``per_cluster=True`` for the per-cluster counts,
+  shares and representation ratios behind the number;
+* :func:`social_fairness_ratio`: the groups' mean distance to the nearest centroid;
+* :func:`silhouette_difference`: the groups' mean silhouette, an exact numpy/BLAS kernel run
+  when the result is computed (in-memory engines only), with an opt-in sampled estimate.
+
+Where frameaudit and holisticai 1.0.14 differ, the documentation's "Differences" page says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Literal
+
+import narwhals.stable.v2 as nw
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from frameaudit import _validate as v
+from frameaudit._engine import Kind, Source, align, from_engine, run_kernel, shared, to_engine
+from frameaudit._expr import nan_to_null, null_float, safe_div
+from frameaudit._kernels import centroid as centroid_kernel
+from frameaudit._kernels import silhouette as silhouette_kernel
+from frameaudit.exceptions import (
+    InvalidDtypeError,
+    InvalidParameterError,
+    InvalidValueError,
+    UnsupportedBackendError,
+)
+
+__all__ = [
+    "cluster_balance",
+    "cluster_distribution_kl",
+    "cluster_distribution_tv",
+    "min_cluster_ratio",
+    "silhouette_difference",
+    "social_fairness_ratio",
+]
+
+Names = str | Sequence[str]
+
+_ALL = "__fa_all"
+_G = "__fa_g"  # 1 for group a, 2 for group b, 0 for any other group, -1 for a centroid row
+_N = "__fa_n"
+_UNDEFINED = "__fa_undefined"
+_SUM_A, _COUNT_A, _SUM_B, _COUNT_B = "__fa_sum_a", "__fa_n_a", "__fa_sum_b", "__fa_n_b"
+_DETAIL = ["n_cluster", "n_a", "n_b", "share_a", "share_b", "rho_a", "rho_b"]
+_KERNEL_WORKAROUND = (
+    "select the cluster, group, feature and by columns into a Polars or pandas frame "
+    "(DuckDB: relation.pl(); PySpark: df.toPandas()) and call it on that; for large data "
+    "use sample=."
+)
+
+
+@dataclass
+class _Prepared:
+    """A validated point frame and the names of its roles.
+
+    ``frame`` holds the role columns plus the group code ``_G``, the partition column and the
+    features as Float64 columns named in ``features``.
+    """
+
+    source: Source
+    frame: nw.LazyFrame[Any]
+    by: list[str]
+    partition: list[str]
+    features: list[str]
+    checks: list[v.Check]
+
+
+def _check_group_values(dtype: Any, group: str, values: dict[str, Any]) -> None:
+    """``a`` and ``b`` must differ and be comparable with the group column (schema only)."""
+    for name, value in values.items():
+        if isinstance(dtype, (nw.String, nw.Categorical, nw.Enum)):
+            ok = isinstance(value, str)
+        elif isinstance(dtype, nw.Boolean):
+            ok = isinstance(value, bool)
+        elif dtype.is_numeric():
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        else:
+            ok = value is not None
+        if not ok:
+            msg = (
+                f"{name}={value!r}: expected a value of the dtype of group={group!r} ({dtype}), "
+                f"got {type(value).__name__}"
+            )
+            raise InvalidParameterError(msg)
+    a, b = values.values()
+    if a == b:
+        msg = f"a={a!r}, b={b!r}: the two compared groups must differ"
+        raise InvalidParameterError(msg)
+
+
+def _feature_columns(
+    frame: nw.LazyFrame[Any], names: list[str], where: str = ""
+) -> tuple[list[nw.Expr], dict[str, str]]:
+    """Float64 expressions ``__fa_x0 ..`` for the features, and how messages name each one.
+
+    The features are numeric columns, or one fixed-size array column (one element per
+    dimension).
+    """
+    schema = frame.collect_schema()
+    if len(names) == 1 and isinstance(array := schema[names[0]], nw.Array):
+        name, dtype = names[0], array
+        if len(dtype.shape) != 1 or not dtype.inner.is_numeric():
+            msg = (
+                f"features={name!r}{where}: expected a one-dimensional numeric array, found {dtype}"
+            )
+            raise InvalidDtypeError(msg)
+        element = nw.col(name).cast(nw.List(dtype.inner)).list
+        return (
+            [element.get(j).cast(nw.Float64).alias(f"__fa_x{j}") for j in range(dtype.shape[0])],
+            {
+                f"__fa_x{j}": f"features={name!r}{where} (element {j})"
+                for j in range(dtype.shape[0])
+            },
+        )
+    for name in names:
+        kind = schema[name]
+        if isinstance(kind, nw.List):
+            msg = (
+                f"features={name!r}{where}: a List column has no fixed length in its schema; "
+                f"convert it to a fixed-size array (Polars: pl.col({name!r}).list.to_array(d)) "
+                "or pass the feature columns as a list of names"
+            )
+            raise InvalidDtypeError(msg)
+        if not kind.is_numeric():
+            msg = (
+                f"features={name!r}{where}: expected numeric columns or one fixed-size array "
+                f"column, found {kind}"
+            )
+            raise InvalidDtypeError(msg)
+    return (
+        [nw.col(name).cast(nw.Float64).alias(f"__fa_x{j}") for j, name in enumerate(names)],
+        {f"__fa_x{j}": f"features={name!r}{where}" for j, name in enumerate(names)},
+    )
+
+
+def _prepare(
+    frame: Any,
+    metric: str,
+    *,
+    cluster: str | None,
+    group: str,
+    a: Any,
+    b: Any,
+    by: Names | None,
+    features: Names | None = None,
+) -> _Prepared:
+    """Validate the schema, bring the frame into the engine, add the group code and features."""
+    for parameter, value in (("cluster", cluster), ("group", group)):
+        if value is not None and not isinstance(value, str):
+            msg = f"{parameter}={value!r}: expected one column name (str)"
+            raise InvalidParameterError(msg)
+    by_names = v.as_names(by, "by")
+    feature_names = v.as_names(features, "features")
+    roles: dict[str, str] = {group: "group"}
+    if cluster is not None:
+        roles[cluster] = "cluster"
+    roles.update(dict.fromkeys(by_names, "by"))
+    source = to_engine(frame, {**roles, **dict.fromkeys(feature_names, "features")})
+    lf = source.frame
+    _check_group_values(lf.collect_schema()[group], group, {"a": a, "b": b})
+    expressions, labels = _feature_columns(lf, feature_names)
+    code = (
+        nw.when(nw.col(group) == a)
+        .then(nw.lit(1))
+        .when(nw.col(group) == b)
+        .then(nw.lit(2))
+        .otherwise(nw.lit(0))
+        .cast(nw.Int8)
+    )
+    lf = lf.with_columns(
+        code.alias(_G), *expressions, *([] if by_names else [nw.lit(0).alias(_ALL)])
+    )
+    # Row rules on one frame are evaluated together, in one pass over the data.
+    checks = [v.non_empty(lf, metric), v.no_nulls(lf, roles)]
+    if labels:
+        checks.append(v.finite(lf, labels))
+    return _Prepared(source, lf, by_names, by_names or [_ALL], list(labels), checks)
+
+
+def _present(prep: _Prepared, frame: nw.LazyFrame[Any], group: str, a: Any, b: Any) -> None:
+    prep.checks.append(v.values_present(frame, group, "group", {"a": a, "b": b}))
+
+
+def _partitioned(prep: _Prepared, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """``frame`` with the constant partition column when there is no ``by``."""
+    return frame if prep.by else frame.with_columns(nw.lit(0).alias(_ALL))
+
+
+def _parts(df: pl.DataFrame, by: list[str]) -> tuple[pl.DataFrame, list[npt.NDArray[np.intp]]]:
+    """The distinct ``by`` values of a kernel's input and the row numbers of each."""
+    if not df.height:
+        return df.select(by).head(0), []
+    if not by:
+        return df.select(by).head(1), [np.arange(df.height)]
+    code = df.select(pl.struct(by).rank("dense")).to_series().to_numpy()
+    order = np.argsort(code, kind="stable")
+    bounds = np.flatnonzero(np.diff(code[order])) + 1
+    return df[order[np.concatenate(([0], bounds))]].select(by), np.split(order, bounds)
+
+
+def _kernel_result(keys: pl.DataFrame, outputs: dict[str, tuple[Any, list[Any]]]) -> pl.DataFrame:
+    """The ``by`` columns of each part followed by the kernel's outputs (name → dtype, values)."""
+    values = [pl.Series(name, column, dtype=dtype) for name, (dtype, column) in outputs.items()]
+    return pl.DataFrame([*keys.get_columns(), *values])
+
+
+# --- label metrics -------------------------------------------------------------------------
+
+
+def _f64(name: str) -> nw.Expr:
+    return nw.col(name).cast(nw.Float64)
+
+
+def _over_positive(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
+    """Numerator / denominator for a denominator that is 0 only when the value is undefined."""
+    return nw.when(denominator > 0).then(numerator / denominator)
+
+
+def _balance_term() -> nw.Expr:
+    rho_a, rho_b = nw.col("rho_a"), nw.col("rho_b")
+    return (
+        nw.when(rho_a.is_null() | rho_b.is_null())
+        .then(null_float())
+        .when(rho_a <= rho_b)
+        .then(rho_a)
+        .otherwise(rho_b)
+    )
+
+
+def _ratio_term() -> nw.Expr:
+    return safe_div(_f64("n_a"), _f64("n_b"))
+
+
+def _tv_term() -> nw.Expr:
+    return 0.5 * (nw.col("share_a") - nw.col("share_b")).abs()
+
+
+def _kl_term() -> nw.Expr:
+    share_a = nw.col("share_a")
+    # 0·ln 0 = 0: the logarithm's argument is 1 there (engines that evaluate both branches
+    # would otherwise take ln 0); a null share stays null, P_b(c) = 0 < P_a(c) gives +inf.
+    ratio = nw.when(share_a > 0).then(safe_div(share_a, nw.col("share_b"))).otherwise(nw.lit(1.0))
+    return share_a * ratio.log()
+
+
+# metric → (its per-cluster term, how the terms reduce over clusters, the columns it needs)
+_LABEL_METRICS: dict[str, tuple[Callable[[], nw.Expr], Literal["min", "sum"], tuple[str, ...]]] = {
+    "cluster_balance": (_balance_term, "min", ("rho_a", "rho_b")),
+    "min_cluster_ratio": (_ratio_term, "min", ()),
+    "cluster_distribution_tv": (_tv_term, "sum", ("share_a", "share_b")),
+    "cluster_distribution_kl": (_kl_term, "sum", ("share_a", "share_b")),
+}
+
+_SHARES: dict[str, Callable[[], nw.Expr]] = {
+    "share_a": lambda: _over_positive(_f64("n_a"), nw.col("__fa_total_a")),
+    "share_b": lambda: _over_positive(_f64("n_b"), nw.col("__fa_total_b")),
+    "rho_a": lambda: _over_positive(
+        _f64("n_a") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_a")
+    ),
+    "rho_b": lambda: _over_positive(
+        _f64("n_b") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_b")
+    ),
+}
+
+
+def _label_metric(
+    frame: Any,
+    metric: str,
+    *,
+    cluster: str,
+    group: str,
+    a: Any,
+    b: Any,
+    by: Names | None,
+    per_cluster: bool,
+) -> Any:
+    """Counts per (partition, cluster, group), the per-cluster terms, their min or sum.
+
+    A null term (0/0) makes the partition's value null: an undefined cluster is never skipped.
+    Only the columns the metric needs are computed (plan building dominates at this size).
+    """
+    prep = _prepare(frame, metric, cluster=cluster, group=group, a=a, b=b, by=by)
+    keys = [*prep.partition, cluster]
+    # The one pass over the data; a constant partition key is added after it (as a group key
+    # it would slow the aggregation down by half).
+    counts = shared(
+        prep.frame.group_by([*prep.by, cluster, group])
+        .agg(nw.len().alias(_N))
+        .with_columns(nw.col(_N).cast(nw.Int64))
+    )
+    _present(prep, counts, group, a, b)
+    per = (
+        _partitioned(prep, counts)
+        .with_columns(
+            ((nw.col(group) == a).cast(nw.Int64) * nw.col(_N)).alias("n_a"),
+            ((nw.col(group) == b).cast(nw.Int64) * nw.col(_N)).alias("n_b"),
+        )
+        .group_by(keys)
+        .agg(nw.col(_N).sum().alias("n_cluster"), nw.col("n_a").sum(), nw.col("n_b").sum())
+        # Aggregations stay elementary (Dask); DuckDB sums are decimals, hence the cast.
+        .with_columns(nw.col(c).cast(nw.Int64) for c in ("n_cluster", "n_a", "n_b"))
+    )
+    term, reduction, needed = _LABEL_METRICS[metric]
+    derived = list(_SHARES) if per_cluster else needed
+    if derived:
+        totals = {"__fa_total": "n_cluster", "__fa_total_a": "n_a", "__fa_total_b": "n_b"}
+        per = per.with_columns(
+            _f64(column).sum().over(*prep.partition).alias(total)
+            for total, column in totals.items()
+        ).with_columns(_SHARES[name]().alias(name) for name in derived)
+    detail = per.with_columns(term().alias(metric))
+    if per_cluster:
+        result = detail.select(*prep.by, cluster, *_DETAIL, metric)
+        return from_engine(result, prep.source, sort_by=[*prep.by, cluster], checks=prep.checks)
+    value = nw.col(metric).min() if reduction == "min" else nw.col(metric).sum()
+    summary = (
+        detail.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_UNDEFINED))
+        .group_by(prep.partition)
+        .agg(value, nw.col(_UNDEFINED).sum())
+        .select(
+            *prep.by,
+            nw.when(nw.col(_UNDEFINED) > 0)
+            .then(null_float())
+            .otherwise(nw.col(metric))
+            .alias(metric),
+        )
+    )
+    return from_engine(summary, prep.source, sort_by=prep.by, checks=prep.checks)
+
+
+def cluster_balance(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+) -> Any:
+    r"""Cluster balance (Chierichetti et al. 2017, as in holisticai): the worst representation.
+
+    .. math::
+        \mathrm{CB} = \min_{g \in \{a, b\},\, c} \rho_{g,c}, \qquad
+        \rho_{g,c} = \frac{N_{g,c} / N_c}{N_g / N}
+
+    ρ_{g,c} = 1 when cluster c has group g's overall share; the minimum is 1 only when every
+    cluster mirrors the data (most fair), and 0 when a cluster has no member of a or of b.
+
+    Parameters
+    ----------
+    frame
+        Polars DataFrame/LazyFrame, pandas DataFrame, pyarrow Table, DuckDB relation, PySpark
+        DataFrame: one row per point.
+    cluster
+        Cluster label column (any dtype).
+    group
+        Group column.
+    a, b
+        The two compared values of ``group``; both must occur (else an error listing the
+        values found). Rows of other groups count in N_c and N.
+    by
+        Column(s): one independent result per partition (e.g. per clustering run or per k).
+    per_cluster
+        Return the per-cluster detail instead of the number.
+
+    Returns
+    -------
+    A frame of the input's kind: the ``by`` columns and ``cluster_balance`` (Float64), one
+    row per partition, sorted by ``by``. With ``per_cluster=True``, one row per (partition,
+    cluster), sorted by them: ``by``, ``cluster``, ``n_cluster``, ``n_a``, ``n_b`` (Int64
+    counts N_c, N_{a,c}, N_{b,c}), ``share_a``, ``share_b`` (P_g(c) = N_{g,c}/N_g),
+    ``rho_a``, ``rho_b`` (ρ_{g,c}) and the metric's column holding the cluster's term, here
+    min(ρ_{a,c}, ρ_{b,c}). The other label metrics return the same detail with their own
+    term.
+
+    Notes
+    -----
+    One scan (a count per cluster and group) and small aggregations: O(N). holisticai
+    1.0.14 returns min(ρ, 1/ρ) instead (with ε = 1e-20 added to the counts); see the
+    Differences page. A partition without members of a or b has null ρ for that group and a
+    null result.
+
+    Examples
+    --------
+    holisticai's example clustering (here min ρ = 0.5 in both definitions):
+
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({
+    ...     "group": ["a"] * 4 + ["b"] * 6,
+    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
+    ... })
+    >>> fa.fair.cluster_balance(df, a="a", b="b").item()
+    0.5
+    >>> fa.fair.cluster_balance(df, a="a", b="b", per_cluster=True).select(
+    ...     "cluster", "n_a", "n_b", "rho_a", "rho_b", "cluster_balance"
+    ... )
+    shape: (3, 6)
+    ┌─────────┬─────┬─────┬──────────┬──────────┬─────────────────┐
+    │ cluster ┆ n_a ┆ n_b ┆ rho_a    ┆ rho_b    ┆ cluster_balance │
+    │ ---     ┆ --- ┆ --- ┆ ---      ┆ ---      ┆ ---             │
+    │ i64     ┆ i64 ┆ i64 ┆ f64      ┆ f64      ┆ f64             │
+    ╞═════════╪═════╪═════╪══════════╪══════════╪═════════════════╡
+    │ 0       ┆ 1   ┆ 4   ┆ 0.5      ┆ 1.333333 ┆ 0.5             │
+    │ 1       ┆ 2   ┆ 1   ┆ 1.666667 ┆ 0.555556 ┆ 0.555556        │
+    │ 2       ┆ 1   ┆ 1   ┆ 1.25     ┆ 0.833333 ┆ 0.833333        │
+    └─────────┴─────┴─────┴──────────┴──────────┴─────────────────┘
+    """
+    return _label_metric(
+        frame,
+        "cluster_balance",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+    )
+
+
+def min_cluster_ratio(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+) -> Any:
+    r"""Minimum cluster ratio (holisticai): the cluster where a is scarcest relative to b.
+
+    .. math::
+        \mathrm{MCR} = \min_c \frac{N_{a,c}}{N_{b,c}}
+
+    1 is most fair when the groups are equally large (every cluster balanced); below 1, some
+    cluster has fewer members of a than of b.
+
+    Parameters and the ``per_cluster`` detail as for :func:`cluster_balance`; the cluster's
+    term is N_{a,c}/N_{b,c}.
+
+    Notes
+    -----
+    O(N). A cluster with members of a but none of b has ratio +inf; a cluster with members of
+    neither has an undefined ratio (null), and then the result is null: inspect it with
+    ``per_cluster=True``. holisticai adds 1e-32 to the denominator (so 1e32·N_{a,c} and 0
+    in those two cases).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({
+    ...     "group": ["a"] * 4 + ["b"] * 6,
+    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
+    ... })
+    >>> fa.fair.min_cluster_ratio(df, a="a", b="b").item()
+    0.25
+    >>> fa.fair.min_cluster_ratio(df, a="b", b="a", per_cluster=True)["min_cluster_ratio"].to_list()
+    [4.0, 0.5, 1.0]
+    """
+    return _label_metric(
+        frame,
+        "min_cluster_ratio",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+    )
+
+
+def cluster_distribution_tv(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+) -> Any:
+    r"""Total variation between the groups' distributions over clusters (holisticai).
+
+    .. math::
+        \mathrm{TV} = \tfrac12 \sum_c \lvert P_a(c) - P_b(c) \rvert, \qquad
+        P_g(c) = N_{g,c} / N_g
+
+    In [0, 1]; 0 (most fair) when both groups spread over the clusters in the same
+    proportions, 1 when they share no cluster. (The seed's extra factor n is a typo; holisticai
+    computes this value.)
+
+    Parameters and the ``per_cluster`` detail as for :func:`cluster_balance`; the cluster's
+    term is ½|P_a(c) − P_b(c)|.
+
+    Notes
+    -----
+    O(N). Null when a partition has no member of a or of b (P_g undefined).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({
+    ...     "group": ["a"] * 4 + ["b"] * 6,
+    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
+    ... })
+    >>> round(fa.fair.cluster_distribution_tv(df, a="a", b="b").item(), 6)
+    0.416667
+    """
+    return _label_metric(
+        frame,
+        "cluster_distribution_tv",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+    )
+
+
+def cluster_distribution_kl(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+) -> Any:
+    r"""KL divergence of group a's distribution over clusters from group b's (holisticai).
+
+    .. math::
+        \mathrm{KL}(P_a \,\|\, P_b) = \sum_{c:\, P_a(c) > 0} P_a(c) \ln \frac{P_a(c)}{P_b(c)},
+        \qquad P_g(c) = N_{g,c} / N_g
+
+    In nats; 0 (most fair) when both distributions are equal. Not symmetric in a and b.
+
+    Parameters and the ``per_cluster`` detail as for :func:`cluster_balance`; the cluster's
+    term is P_a(c)·ln(P_a(c)/P_b(c)), 0 when P_a(c) = 0.
+
+    Notes
+    -----
+    O(N). +inf when a cluster holds members of a but none of b (P_b(c) = 0 < P_a(c)); null
+    when a partition has no member of a or of b.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({
+    ...     "group": ["a"] * 4 + ["b"] * 6,
+    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
+    ... })
+    >>> round(fa.fair.cluster_distribution_kl(df, a="a", b="b").item(), 6)
+    0.405465
+    """
+    return _label_metric(
+        frame,
+        "cluster_distribution_kl",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+    )
+
+
+# --- social fairness ratio -------------------------------------------------------------------
+
+
+def _centroids(
+    prep: _Prepared, centroids: Any, *, cluster: str, features: Names
+) -> nw.LazyFrame[Any]:
+    """The centroids as (partition, features): given, or the cluster means in the query."""
+    if centroids is None:
+        means = prep.frame.group_by([*prep.by, cluster]).agg(
+            nw.col(x).mean() for x in prep.features
+        )
+        return _partitioned(prep, means).select(*prep.partition, *prep.features)
+    names = v.as_names(features, "features")
+    columns = {
+        cluster: "cluster",
+        **dict.fromkeys(names, "features"),
+        **dict.fromkeys(prep.by, "by"),
+    }
+    other = align(centroids, prep.source, columns, frame_name="centroids")
+    expressions, labels = _feature_columns(other, names, where=" in centroids")
+    if len(expressions) != len(prep.features):
+        msg = (
+            f"centroids: features={features!r} have {len(expressions)} dimension(s) in "
+            f"centroids but {len(prep.features)} in the frame"
+        )
+        raise InvalidDtypeError(msg)
+    schema = prep.frame.collect_schema()
+    other = other.with_columns(
+        *expressions,
+        *(nw.col(c).cast(schema[c]) for c in prep.by),
+        *([] if prep.by else [nw.lit(0).alias(_ALL)]),
+    )
+    prep.checks += [
+        v.non_empty(other, "centroids"),
+        v.no_nulls(other, {c: f"centroids {p}" for c, p in columns.items() if p != "features"}),
+        v.finite(other, labels),
+        v.unique_within(other, [*prep.partition, cluster], "centroids", "one row per cluster"),
+    ]
+    return other.select(*prep.partition, *prep.features)
+
+
+def _nearest_batch(df: pl.DataFrame, *, by: list[str], features: list[str]) -> pl.DataFrame:
+    """Per partition: Σ and count of the nearest-centroid distances of groups a and b.
+
+    ``df`` holds the points (``_G`` ≥ 0) and the centroids (``_G`` = −1) of every partition.
+    """
+    keys, parts = _parts(df, by)
+    code = df[_G].to_numpy()
+    # One row per feature: each point's coordinates are a column (contiguous per feature).
+    xt = np.ascontiguousarray(df.select(features).to_numpy().T)
+    sums: dict[str, list[Any]] = {name: [] for name in (_SUM_A, _COUNT_A, _SUM_B, _COUNT_B)}
+    kept = []
+    for index, rows in enumerate(parts):
+        own = code[rows] if by else code
+        if not (own >= 0).any():
+            continue  # the centroids of a partition that has no point
+        kept.append(index)
+        centres = xt[:, rows[own < 0]].T
+        # Every row is measured (rows of other groups and the centroids too): cheaper than
+        # gathering the points of a and b into a new array.
+        distance = (
+            centroid_kernel.nearest_centroid_distance(xt[:, rows] if by else xt, centres)
+            if centres.shape[0]
+            else None
+        )
+        for code_value, total, count in ((1, _SUM_A, _COUNT_A), (2, _SUM_B, _COUNT_B)):
+            member = own == code_value
+            sums[total].append(None if distance is None else float(distance[member].sum()))
+            sums[count].append(int(member.sum()))
+    dtypes = {_SUM_A: pl.Float64, _COUNT_A: pl.Int64, _SUM_B: pl.Float64, _COUNT_B: pl.Int64}
+    return _kernel_result(
+        keys[kept] if by else keys, {name: (dtypes[name], sums[name]) for name in sums}
+    )
+
+
+def _nearest_in_memory(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """The distance sums by the BLAS kernel, inside the plan (Polars)."""
+    points = prep.frame.select(*prep.by, _G, *prep.features)
+    centre_rows = centres.with_columns(nw.lit(-1).cast(nw.Int8).alias(_G)).select(
+        *prep.by, _G, *prep.features
+    )
+    return run_kernel(
+        nw.concat([points, centre_rows], how="vertical"),
+        prep.source,
+        partial(_nearest_batch, by=prep.by, features=prep.features),
+        keys=prep.by,
+        outputs={
+            _SUM_A: pl.Float64(),
+            _COUNT_A: pl.Int64(),
+            _SUM_B: pl.Float64(),
+            _COUNT_B: pl.Int64(),
+        },
+        metric="social_fairness_ratio",
+        workaround=_KERNEL_WORKAROUND,
+    )
+
+
+def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """The distance sums as a query: join the (few) centroids, keep each point's minimum.
+
+    Identical points share their distance, so points are first collapsed to distinct
+    (partition, group, coordinates) with a weight: the per-point minimum then needs no row id
+    (which would need an ordered window, a single-partition sort on Spark).
+    """
+    xs = prep.features
+    cs = [f"__fa_c{j}" for j in range(len(xs))]
+    points = (
+        prep.frame.filter(nw.col(_G) > 0)
+        .group_by([*prep.partition, _G, *xs])
+        .agg(nw.len().alias("__fa_w"))
+    )
+    pairs = points.join(
+        centres.select(*prep.partition, *(nw.col(x).alias(c) for x, c in zip(xs, cs, strict=True))),
+        on=prep.partition,
+        how="inner",
+    )
+    squared = nw.sum_horizontal(
+        *((nw.col(x) - nw.col(c)) * (nw.col(x) - nw.col(c)) for x, c in zip(xs, cs, strict=True))
+    )
+    weight = _f64("__fa_w")
+    in_a = (nw.col(_G) == 1).cast(nw.Float64)
+    in_b = (nw.col(_G) == 2).cast(nw.Float64)
+    stats = (
+        pairs.with_columns(squared.alias("__fa_d2"))
+        .group_by([*prep.partition, _G, *xs])
+        .agg(nw.col("__fa_d2").min(), nw.col("__fa_w").max())
+        .with_columns((nw.col("__fa_d2").sqrt() * weight).alias("__fa_wd"))
+        .with_columns(
+            (in_a * nw.col("__fa_wd")).alias(_SUM_A),
+            (in_a * weight).alias(_COUNT_A),
+            (in_b * nw.col("__fa_wd")).alias(_SUM_B),
+            (in_b * weight).alias(_COUNT_B),
+        )
+        .group_by(prep.partition)
+        .agg(nw.col(c).sum() for c in (_SUM_A, _COUNT_A, _SUM_B, _COUNT_B))
+    )
+    partitions = prep.frame.select(prep.partition).unique()
+    return partitions.join(stats, on=prep.partition, how="left")
+
+
+def social_fairness_ratio(
+    frame: Any,
+    *,
+    group: str = "group",
+    a: Any,
+    b: Any,
+    features: Names,
+    centroids: Any = None,
+    cluster: str = "cluster",
+    by: Names | None = None,
+) -> Any:
+    r"""Social fairness ratio (Ghadiri et al. 2021, as in holisticai).
+
+    .. math::
+        \mathrm{SFR} = \frac{\operatorname{mean}_{i \in a} D_i}{\operatorname{mean}_{i \in b} D_i},
+        \qquad D_i = \min_c \lVert x_i - \mu_c \rVert_2
+
+    D_i is the Euclidean distance from point i to the nearest of all centroids (whatever its
+    cluster label). 1 is most fair; below 1, group a is on average closer to the centroids
+    (better served by the clustering), above 1 further.
+
+    Parameters
+    ----------
+    frame
+        One row per point; any supported frame kind.
+    group, a, b
+        The group column and its two compared values (both must occur).
+    features
+        The coordinates: a list of numeric columns, or one fixed-size array column.
+    centroids
+        Optional frame (Polars, pandas, pyarrow, or a frame of the same engine as ``frame``)
+        with one row per cluster: the ``cluster`` column, the same feature column(s) and, with
+        ``by``, the ``by`` columns. None: the centroids are the cluster means of all points of
+        the partition, computed in the query.
+    cluster
+        Cluster label column (of ``frame`` when ``centroids`` is None, else of ``centroids``).
+    by
+        Column(s): one independent result per partition.
+
+    Returns
+    -------
+    A frame of the input's kind: the ``by`` columns and ``social_fairness_ratio`` (Float64),
+    one row per partition, sorted by ``by``.
+
+    Notes
+    -----
+    Null when a group has no point in a partition, or both mean distances are 0; +inf when
+    only b's is 0. Features and centroids must be finite. On Polars, pandas and pyarrow the
+    nearest-centroid distances come from a chunked BLAS kernel inside the plan (O(N·k·d),
+    memory O(N·d)); on DuckDB and PySpark from a join of the points with the k centroids and a
+    per-point minimum (O(N·k·d) in the engine). Not supported on Dask. Same as holisticai
+    1.0.14.
+
+    Examples
+    --------
+    holisticai's example, with its centroids:
+
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> points = pl.DataFrame({
+    ...     "group": ["a"] * 4 + ["b"] * 6,
+    ...     "x": [-1, 1, 1, 0, -1, -1, -1, -1, 1, 0],
+    ...     "y": [1, 1, 1, -1, 1, 1, 1, 1, 1, -1],
+    ... })
+    >>> centres = pl.DataFrame({"cluster": [0, 1, 2], "x": [-2, 1, 0], "y": [1, 2, -2]})
+    >>> fa.fair.social_fairness_ratio(
+    ...     points, a="a", b="b", features=["x", "y"], centroids=centres
+    ... ).item()
+    1.0
+    """
+    metric = "social_fairness_ratio"
+    prep = _prepare(
+        frame,
+        metric,
+        cluster=cluster if centroids is None else None,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        features=features,
+    )
+    if prep.source.kind is Kind.DASK:
+        # Dask's optimizer fails (KeyError) on the join and per-point group-by, depending on
+        # the partitioning: an error beats a result that only sometimes comes.
+        msg = (
+            "social_fairness_ratio is not supported on Dask. Workaround: run it on Polars "
+            "(polars.from_pandas(ddf.compute())), DuckDB or PySpark."
+        )
+        raise UnsupportedBackendError(msg)
+    _present(prep, prep.frame, group, a, b)
+    centres = _centroids(prep, centroids, cluster=cluster, features=features)
+    nearest = _nearest_in_memory if prep.source.kind.on_polars else _nearest_by_join
+    stats = nearest(prep, centres)
+    means = stats.select(
+        *prep.by,
+        _over_positive(nw.col(_SUM_A), _f64(_COUNT_A)).alias("__fa_mean_a"),
+        _over_positive(nw.col(_SUM_B), _f64(_COUNT_B)).alias("__fa_mean_b"),
+    )
+    # Coordinates so large that squares overflow make both means inf: inf/inf is undefined.
+    ratio = nan_to_null(safe_div(nw.col("__fa_mean_a"), nw.col("__fa_mean_b")))
+    result = means.select(*prep.by, ratio.alias(metric))
+    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
+
+
+# --- silhouette difference -------------------------------------------------------------------
+
+
+def _at_least_two_clusters(prep: _Prepared, cluster: str) -> v.Check:
+    """Every partition has at least two clusters (the silhouette needs a nearest other one)."""
+    k = nw.col(cluster).n_unique().cast(nw.Int64).alias("__fa_k")
+    per = prep.frame.group_by(prep.by).agg(k) if prep.by else prep.frame.select(k)
+    offenders = per.filter(nw.col("__fa_k") < 2)
+    key = nw.lit(0).alias("__fa_key")
+    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"), key)
+    example = (offenders.sort(prep.by) if prep.by else offenders).head(1).with_columns(key)
+    summary = counts.join(example, on="__fa_key", how="left")
+
+    def error(row: Mapping[str, Any]) -> InvalidValueError | None:
+        if not row["n"]:
+            return None
+        msg = f"cluster={cluster!r}: silhouette_difference needs at least 2 clusters"
+        if prep.by:
+            where = ", ".join(f"{k}={row[k]!r}" for k in prep.by)
+            msg += (
+                f" in every partition; {row['n']} partition(s) have fewer "
+                f"(e.g. {where}: {row['__fa_k']})"
+            )
+        else:
+            msg += f"; found {row['__fa_k']}"
+        return InvalidValueError(msg)
+
+    return v.Check(summary, error)
+
+
+def _require_int(parameter: str, value: Any, low: int, high: int | None) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        interval = f"[{low}, {'inf' if high is None else high}]"
+        msg = f"{parameter}={value!r}: expected an integer in {interval}"
+        raise InvalidParameterError(msg)
+
+
+def _silhouette_batch(
+    df: pl.DataFrame,
+    *,
+    by: list[str],
+    cluster: str,
+    features: list[str],
+    sample: int | None,
+    seed: int,
+    progress: bool | None,
+) -> pl.DataFrame:
+    """Per partition: the mean silhouette of groups a and b (and the sampling error)."""
+    keys, parts = _parts(df, by)
+    x = df.select(features).to_numpy()
+    code = df[_G].to_numpy()
+    # Cluster codes 0 .. k−1 per partition; a null label (reported by the checks) joins one.
+    labels = (
+        df.select(pl.col(cluster).rank("dense").over(by) if by else pl.col(cluster).rank("dense"))
+        .to_series()
+        .fill_null(1)
+        .to_numpy()
+        .astype(np.intp)
+        - 1
+    )
+    priority = None
+    if sample is not None:
+        # A seeded hash of each row's content, duplicates numbered, is a random priority that
+        # does not depend on the input row order.
+        content = df.hash_rows(seed=seed).alias("__fa_hash").to_frame()
+        copy = pl.int_range(pl.len()).over("__fa_hash").alias("__fa_copy")
+        priority = content.with_columns(copy).hash_rows(seed=seed).to_numpy()
+    results = [
+        silhouette_kernel.group_silhouette(
+            x if len(parts) == 1 else x[rows],
+            labels[rows],
+            code[rows],
+            sample=sample,
+            priority=None if priority is None else priority[rows],
+            progress=progress,
+            label="silhouette_difference",
+        )
+        for rows in parts
+    ]
+    outputs: dict[str, tuple[Any, list[Any]]] = {
+        "silhouette_a": (pl.Float64, [r.mean_a for r in results]),
+        "silhouette_b": (pl.Float64, [r.mean_b for r in results]),
+    }
+    if sample is not None:
+        outputs["std_error"] = (pl.Float64, [r.std_error for r in results])
+        outputs["n_sampled"] = (pl.Int64, [r.n_sampled for r in results])
+    return _kernel_result(keys, outputs)
+
+
+def silhouette_difference(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    features: Names,
+    by: Names | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    progress: bool | None = None,
+) -> Any:
+    r"""Silhouette difference: how much better group b's points sit in their clusters than a's.
+
+    .. math::
+        \mathrm{SD} = \operatorname{mean}_{i \in b} s_i - \operatorname{mean}_{i \in a} s_i,
+        \qquad s_i = \frac{b_i - a_i}{\max(a_i, b_i)}
+
+    s_i is the silhouette of point i (Rousseeuw 1987) computed on all points (Euclidean):
+    a_i its mean distance to the other members of its cluster, b_i the smallest mean distance
+    to another cluster; a point alone in its cluster has s_i = 0 (scikit-learn's convention).
+    SD lies in [−2, 2]; 0 is most fair, positive values mean group a's points are worse
+    clustered. holisticai 1.0.14 returns ½(mean_a − mean_b), i.e. −½·SD.
+
+    Parameters
+    ----------
+    frame
+        One row per point. **In-memory engines only** (Polars eager or lazy, pandas, pyarrow):
+        the silhouette needs every pairwise distance, computed by a numpy/BLAS kernel when the
+        result is computed (inside the plan on Polars: lazy in, lazy out). DuckDB and PySpark
+        frames raise :class:`~frameaudit.UnsupportedBackendError`; select the needed columns
+        into Polars or pandas first.
+    cluster
+        Cluster label column; at least 2 clusters per partition.
+    group, a, b
+        The group column and its two compared values (both must occur).
+    features
+        The coordinates: a list of numeric columns, or one fixed-size array column; finite.
+    by
+        Column(s): one independent result per partition (e.g. per clustering run).
+    sample
+        None (default): exact, every s_i. An integer m ≥ 2: evaluate the exact s_i (against
+        all points) of a random sample of m points from each of a and b, and report the
+        standard error of the estimate. Groups with at most m points are taken whole.
+    seed
+        Seed of the sample. The sample is a function of the data and the seed only (not of
+        the row order).
+    progress
+        Show a progress line on stderr: True, False, or None for "when the run is long"
+        (more than 5·10⁸ distances).
+
+    Returns
+    -------
+    A frame of the input's kind, one row per partition sorted by ``by``: the ``by`` columns,
+    ``silhouette_difference``, ``silhouette_a`` and ``silhouette_b`` (the groups' mean
+    silhouettes, Float64); with ``sample``, also ``std_error`` (Float64, of
+    ``silhouette_difference``; 0 when both groups were taken whole) and ``n_sampled`` (Int64,
+    points evaluated).
+
+    Notes
+    -----
+    Exact mode: O(N²·d) arithmetic (half the pairs, BLAS), memory O(N·(d + k)) plus a few
+    blocks of at most 256 × 256 distances per thread, never an N × N matrix. Sampled mode:
+    O(m·N·d). The standard error is that of a stratified sample without replacement:
+    √(Σ_g (1 − m_g/N_g)·var_g/m_g), var with ddof 1. Undefined (null) when a partition has no
+    point of a or of b.
+
+    Examples
+    --------
+    holisticai's example clustering:
+
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> df = pl.DataFrame({
+    ...     "group": ["a"] * 4 + ["b"] * 6,
+    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
+    ...     "x": [-1, 1, 1, 0, -1, -1, -1, -1, 1, 0],
+    ...     "y": [1, 1, 1, -1, 1, 1, 1, 1, 1, -1],
+    ... })
+    >>> fa.fair.silhouette_difference(df, a="a", b="b", features=["x", "y"])
+    shape: (1, 3)
+    ┌───────────────────────┬──────────────┬──────────────┐
+    │ silhouette_difference ┆ silhouette_a ┆ silhouette_b │
+    │ ---                   ┆ ---          ┆ ---          │
+    │ f64                   ┆ f64          ┆ f64          │
+    ╞═══════════════════════╪══════════════╪══════════════╡
+    │ 0.0                   ┆ 1.0          ┆ 1.0          │
+    └───────────────────────┴──────────────┴──────────────┘
+    """
+    metric = "silhouette_difference"
+    if sample is not None:
+        _require_int("sample", sample, 2, None)
+    _require_int("seed", seed, 0, 2**64 - 1)
+    if progress is not None and not isinstance(progress, bool):
+        msg = f"progress={progress!r}: expected True, False or None"
+        raise InvalidParameterError(msg)
+    prep = _prepare(frame, metric, cluster=cluster, group=group, a=a, b=b, by=by, features=features)
+    _present(prep, prep.frame, group, a, b)
+    prep.checks.append(_at_least_two_clusters(prep, cluster))
+    outputs: dict[str, pl.DataType] = {"silhouette_a": pl.Float64(), "silhouette_b": pl.Float64()}
+    if sample is not None:
+        outputs.update(std_error=pl.Float64(), n_sampled=pl.Int64())
+    means = run_kernel(
+        prep.frame.select(*prep.by, cluster, _G, *prep.features),
+        prep.source,
+        partial(
+            _silhouette_batch,
+            by=prep.by,
+            cluster=cluster,
+            features=prep.features,
+            sample=sample,
+            seed=seed,
+            progress=progress,
+        ),
+        keys=prep.by,
+        outputs=outputs,
+        metric=metric,
+        workaround=_KERNEL_WORKAROUND,
+    )
+    # NaN only comes from coordinates so large that distances overflow: undefined, null.
+    mean_a, mean_b = nan_to_null(nw.col("silhouette_a")), nan_to_null(nw.col("silhouette_b"))
+    result = means.select(
+        *prep.by,
+        (mean_b - mean_a).alias(metric),
+        mean_a.alias("silhouette_a"),
+        mean_b.alias("silhouette_b"),
+        *list(outputs)[2:],
+    )
+    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
