@@ -15,18 +15,13 @@ def null_float() -> nw.Expr:
 def safe_div(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
     """IEEE division without NaN: x/0 is ±inf for x ≠ 0, and 0/0 is null (undefined).
 
-    A null numerator or denominator gives null.
-
-    The denominator is replaced before dividing, so engines that raise or return null on a
-    division by zero (Spark in ANSI mode, DuckDB) give the same answer as Polars.
+    The division sits in a branch that only rows with a non-zero denominator take, so engines
+    that raise or return null on a division by zero (Spark in ANSI mode, DuckDB) give the same
+    answer as Polars. Kept small: narwhals re-evaluates every node of a nested expression.
     """
-    is_zero = denominator == 0
-    quotient = numerator.cast(nw.Float64) / nw.when(is_zero).then(nw.lit(1.0)).otherwise(
-        denominator.cast(nw.Float64)
-    )
     return (
-        nw.when(~is_zero | denominator.is_null())
-        .then(quotient)
+        nw.when(denominator != 0)
+        .then(numerator.cast(nw.Float64) / denominator.cast(nw.Float64))
         .when(numerator > 0)
         .then(nw.lit(float("inf")))
         .when(numerator < 0)

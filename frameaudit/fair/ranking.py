@@ -28,7 +28,7 @@ from frameaudit._engine import (
     lazy_from_arrow,
     to_engine,
 )
-from frameaudit._expr import discount, nan_to_null, null_float, safe_div
+from frameaudit._expr import discount, null_float, safe_div
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
@@ -306,11 +306,18 @@ def combine(
         "LTwo": lambda: c("sumsq"),
         "Variance": lambda: safe_div(c("dev2sum"), c("g") - 1.0),
     }
-    result = nw.when(c("bad") > 0).then(null_float()).otherwise(formulas[combo]())
+    # one small expression per step: narwhals re-evaluates every node of a nested expression
     return (
         prepared.group_by(partition)
         .agg(*stats)
-        .select(*partition, nan_to_null(result).alias(value))
+        .with_columns(formulas[combo]().alias(value))
+        .select(
+            *partition,
+            nw.when((c("bad") > 0) | c(value).is_nan())
+            .then(null_float())
+            .otherwise(c(value))
+            .alias(value),
+        )
     )
 
 
