@@ -331,6 +331,11 @@ def from_engine(
         _raise_first(checks, diagnostics.row(0, named=True))
     else:
         eager = native.collect()
+    return _as_kind(eager, source)
+
+
+def _as_kind(eager: pl.DataFrame, source: Source) -> Any:
+    """An eager Polars result as the caller's in-memory frame kind."""
     if source.kind is Kind.POLARS_EAGER:
         return eager
     if source.kind is Kind.PANDAS:
