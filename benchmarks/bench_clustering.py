@@ -325,7 +325,10 @@ def run(quick: bool) -> str:
         f"`sample={per_group}` at {n_sample:,} points (10 features, 10 clusters): "
         f"{seconds_text(sampled['seconds'])} s, silhouette difference {sampled['value']:.4f} with "
         f"standard error {sampled['std_error']:.4f} (target < 0.005: "
-        f"{'yes' if sampled['std_error'] < 0.005 else '**no**'}), {sampled['n_sampled']:,} points "
+        f"{'yes' if sampled['std_error'] < 0.005 else '**no**'}; the error is about "
+        f"σ·√(2/m) for the spread σ ≈ {sampled['std_error'] * (per_group / 2) ** 0.5:.3f} of this "
+        f"data's silhouettes, so it is under 0.005 at m = 1,000 when σ < 0.11), "
+        f"{sampled['n_sampled']:,} points "
         f"evaluated against all {n_sample:,}; peak memory {sampled['peak_bytes'] / 2**20:,.0f} MiB. "
         "holisticai and scikit-learn need all N² distances (holisticai: > 300 s at 100,000 points).",
         "",

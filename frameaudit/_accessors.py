@@ -26,7 +26,7 @@ class _Namespace:
 
 
 class FairNamespace(_Namespace):
-    """``.fair``: fairness metrics. Each method is :mod:`frameaudit.fair`'s function of that name."""
+    """``.fair``: fairness metrics; each method is the :mod:`frameaudit.fair` function."""
 
     def exp(self, **kwargs: Any) -> Any:
         """Group exposure: :func:`frameaudit.fair.exp`."""

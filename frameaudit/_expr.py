@@ -13,14 +13,16 @@ def null_float() -> nw.Expr:
 
 
 def safe_div(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
-    """IEEE division without NaN: x/0 is ±inf for x ≠ 0, and 0/0 is null (undefined).
+    """IEEE division without NaN: x/0 is ±inf for x ≠ 0, 0/0 is null (undefined), null stays null.
 
     The division sits in a branch that only rows with a non-zero denominator take, so engines
     that raise or return null on a division by zero (Spark in ANSI mode, DuckDB) give the same
     answer as Polars. Kept small: narwhals re-evaluates every node of a nested expression.
     """
     return (
-        nw.when(denominator != 0)
+        nw.when(numerator.is_null() | denominator.is_null())
+        .then(null_float())
+        .when(denominator != 0)
         .then(numerator.cast(nw.Float64) / denominator.cast(nw.Float64))
         .when(numerator > 0)
         .then(nw.lit(float("inf")))

@@ -151,6 +151,8 @@ class Rule:
     flag: nw.Expr
     example: nw.Expr | None
     message: Callable[[int, Any, int], str | None]
+    # an aggregate giving the count directly (e.g. a null count, which Polars keeps as metadata)
+    count: nw.Expr | None = None
 
 
 def _shown(example: Any) -> str:
@@ -199,13 +201,16 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
     columns: list[nw.Expr] = []
     aggregations = [nw.len().cast(nw.Int64).alias("rows")]
     for i, rule in enumerate(rules):
-        columns.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
-        aggregations.append(nw.col(f"__fa_flag{i}").sum().cast(nw.Int64).alias(f"n{i}"))
+        if rule.count is not None:
+            aggregations.append(rule.count.alias(f"n{i}"))
+        else:
+            columns.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
+            aggregations.append(nw.col(f"__fa_flag{i}").sum().cast(nw.Int64).alias(f"n{i}"))
         if rule.example is not None:
             example = nw.when(rule.flag).then(rule.example)
             columns.append(example.alias(f"__fa_example{i}"))
             aggregations.append(nw.col(f"__fa_example{i}").min().alias(f"e{i}"))
-    frame = base.with_columns(*columns).select(*aggregations)
+    frame = (base.with_columns(*columns) if columns else base).select(*aggregations)
     return Check(frame, _rules_error(rules))
 
 
@@ -241,7 +246,7 @@ def no_nulls(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
                 "value(s); role columns must not be null (drop or fill them first)"
             )
 
-        return Rule(nw.col(column).is_null(), None, message)
+        return Rule(nw.col(column).is_null(), None, message, count=nw.col(column).null_count())
 
     rules = tuple(rule(c, p) for c, p in columns.items())
     return Check(frame=None, error=None, base=frame, rules=rules)

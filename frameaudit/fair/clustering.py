@@ -253,11 +253,11 @@ def _tv_term() -> nw.Expr:
 
 
 def _kl_term() -> nw.Expr:
-    share_a = nw.col("share_a")
+    share_a, share_b = nw.col("share_a"), nw.col("share_b")
     # 0·ln 0 = 0: the logarithm's argument is 1 there (engines that evaluate both branches
-    # would otherwise take ln 0); a null share stays null, P_b(c) = 0 < P_a(c) gives +inf.
-    ratio = nw.when(share_a > 0).then(safe_div(share_a, nw.col("share_b"))).otherwise(nw.lit(1.0))
-    return share_a * ratio.log()
+    # would otherwise take ln 0); P_b(c) = 0 < P_a(c) gives +inf; an undefined share, null.
+    ratio = nw.when(share_a > 0).then(safe_div(share_a, share_b)).otherwise(nw.lit(1.0))
+    return nw.when(share_b.is_null()).then(null_float()).otherwise(share_a * ratio.log())
 
 
 # metric → (its per-cluster term, how the terms reduce over clusters, the columns it needs)
@@ -826,8 +826,14 @@ def social_fairness_ratio(
         _over_positive(nw.col(_SUM_A), _f64(_COUNT_A)).alias("__fa_mean_a"),
         _over_positive(nw.col(_SUM_B), _f64(_COUNT_B)).alias("__fa_mean_b"),
     )
-    # Coordinates so large that squares overflow make both means inf: inf/inf is undefined.
-    ratio = nan_to_null(safe_div(nw.col("__fa_mean_a"), nw.col("__fa_mean_b")))
+    # A group without points has no mean (null); coordinates so large that squares overflow
+    # make both means inf, and inf/inf is undefined too.
+    mean_a, mean_b = nw.col("__fa_mean_a"), nw.col("__fa_mean_b")
+    ratio = (
+        nw.when(mean_b.is_null())
+        .then(null_float())
+        .otherwise(nan_to_null(safe_div(mean_a, mean_b)))
+    )
     result = means.select(*prep.by, ratio.alias(metric))
     return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
 
