@@ -99,8 +99,8 @@ def prepare(
     source = to_engine(frame, columns)
     if source.kind is Kind.DASK:
         msg = (
-            f"{metric} is not supported on Dask: its per-sample checks need exact distinct "
-            "counts within groups, which Dask's grouped aggregations do not give. Workaround: "
+            f"{metric} is not supported on Dask: its summaries need grouped quantiles, which "
+            "Dask's grouped aggregations do not provide. Workaround: "
             "run it on Polars (`polars.from_pandas(ddf.compute())`) or on DuckDB/PySpark."
         )
         raise UnsupportedBackendError(msg)
