@@ -723,9 +723,9 @@ def erbr(
     )
 
 
-def _with_order(prep: _Prepared) -> nw.LazyFrame[Any]:
+def _with_order(prep: _Prepared, metric: str) -> nw.LazyFrame[Any]:
     """Add each row's 1-based order within its ranking (``_ORDER``), by position."""
-    prep.source.require_ordered_windows("this metric")
+    prep.source.require_ordered_windows(metric)
     return prep.frame.with_columns(nw.lit(1, dtype=nw.Int64).alias(_ONE)).with_columns(
         nw.col(_ONE).cum_sum().over(*prep.rankings, order_by=prep.rank).cast(nw.Int64).alias(_ORDER)
     )
@@ -770,7 +770,7 @@ def arp(
     )
     ngr = nw.col("__fa_ngr")
     per_ranking = (
-        _with_order(prep)
+        _with_order(prep, "arp")
         .group_by([*prep.rankings, *prep.groups])
         .agg(
             nw.col(_ORDER).cast(nw.Float64).sum().alias("__fa_sum_order"),
@@ -828,7 +828,7 @@ def ndkl(
     prep = _prepare(
         frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
     )
-    ordered = _with_order(prep)
+    ordered = _with_order(prep, "ndkl")
     table = _prefix_table(ordered)
     count = nw.col(_ONE).cum_sum().over(*prep.rankings, *prep.groups, order_by=rank)
     c = nw.col("__fa_c")
