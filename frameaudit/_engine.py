@@ -257,22 +257,23 @@ def count_distinct(
     frame: nw.LazyFrame[Any],
     keys: Sequence[str],
     columns: Mapping[str, str],
-    rows: str | None = None,
+    *,
+    also: Sequence[nw.Expr] = (),
 ) -> nw.LazyFrame[Any]:
-    """Per ``keys``, count the distinct values of each column, and the rows when ``rows`` is set.
+    """Per ``keys``, count the distinct values of each column, with the aggregations ``also``.
 
-    ``columns`` maps each column to the alias of its count.
+    ``columns`` maps each column to the alias of its count; ``also`` are further aggregations
+    (sums, ``len``) computed in the same pass.
 
     One grouped aggregation, except on Dask, whose grouped ``n_unique`` adds up the counts of
-    its partitions: there each column is counted through ``unique()``.
+    its partitions: there each column is counted through ``unique()`` and joined.
     """
     keys = list(keys)
     if frame.implementation is not nw.Implementation.DASK:
-        row_count = [nw.len().alias(rows)] if rows else []
         return frame.group_by(keys).agg(
-            *row_count, *(nw.col(c).n_unique().alias(a) for c, a in columns.items())
+            *also, *(nw.col(c).n_unique().alias(a) for c, a in columns.items())
         )
-    parts = [frame.group_by(keys).agg(nw.len().alias(rows))] if rows else []
+    parts = [frame.group_by(keys).agg(*also)] if also else []
     parts += [
         frame.select(*keys, c).unique().group_by(keys).agg(nw.len().alias(a))
         for c, a in columns.items()

@@ -46,8 +46,6 @@ __all__ = [
     "values_present",
 ]
 
-_KEY = "__fa_check_key"
-
 
 @dataclass(frozen=True)
 class Check:
@@ -119,24 +117,21 @@ def require_dtype(frame: nw.LazyFrame[Any], column: str, parameter: str, kind: s
         raise InvalidDtypeError(msg)
 
 
-def _with_example(
-    counts: nw.LazyFrame[Any], offenders: nw.LazyFrame[Any], keys: Sequence[str]
-) -> nw.LazyFrame[Any]:
-    """Attach the first offending key values (in key order) to a one-row counts frame."""
-    example = (
-        offenders.select(nw.col(k).alias(f"example_{i}") for i, k in enumerate(keys))
-        .sort([f"example_{i}" for i in range(len(keys))], nulls_last=True)
-        .head(1)
-        .with_columns(nw.lit(0).alias(_KEY))
-    )
-    return counts.with_columns(nw.lit(0).alias(_KEY)).join(example, on=_KEY, how="left").drop(_KEY)
+def _first_offender(offenders: nw.LazyFrame[Any], keys: Sequence[str]) -> dict[str, Any]:
+    """The first offending key values (in key order).
+
+    A second query, run only when a check has failed: the checks that run with every result
+    count offenders and nothing more.
+    """
+    keys = list(keys)
+    first = offenders.select(keys).sort(keys, nulls_last=True).head(1).collect()
+    rows = first.rows(named=True)
+    return rows[0] if rows else {}
 
 
 def _example_text(row: Mapping[str, Any], keys: Sequence[str]) -> str:
     """The offending key values, leaving out frameaudit's internal columns."""
-    return ", ".join(
-        f"{k}={row[f'example_{i}']!r}" for i, k in enumerate(keys) if not k.startswith("__fa_")
-    )
+    return ", ".join(f"{k}={row[k]!r}" for k in keys if k in row and not k.startswith("__fa_"))
 
 
 @dataclass(frozen=True)
@@ -309,7 +304,7 @@ def unique_within(
 
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
         if row["n"]:
-            example = _example_text(row, keys)
+            example = _example_text(_first_offender(offenders, keys), keys)
             msg = f"{what}: {row['n']} duplicated combination(s) of ({', '.join(shown)})"
             if example:
                 msg += f", e.g. {example}"
@@ -318,7 +313,7 @@ def unique_within(
             return InvalidValueError(msg)
         return None
 
-    return Check(_with_example(counts, offenders, keys), error)
+    return Check(counts, error)
 
 
 def distinct_within(
@@ -336,32 +331,31 @@ def distinct_within(
     from frameaudit._engine import count_distinct  # noqa: PLC0415 (the engine imports this module)
 
     per_partition = count_distinct(
-        frame, partition, {c: f"__fa_u{i}" for i, c in enumerate(names)}, rows="__fa_n"
+        frame,
+        partition,
+        {c: f"__fa_u{i}" for i, c in enumerate(names)},
+        also=[nw.len().alias("__fa_n")],
     )
-    combined: nw.LazyFrame[Any] | None = None
-    for i in range(len(names)):
-        bad = per_partition.filter(nw.col(f"__fa_u{i}") < nw.col("__fa_n"))
-        summary = _with_example(bad.select(nw.len().alias("n")), bad, partition)
-        summary = summary.select(nw.all().name.prefix(f"c{i}_"))
-        combined = summary if combined is None else combined.join(summary, how="cross")
-    assert combined is not None
+    repeats = [nw.col(f"__fa_u{i}") < nw.col("__fa_n") for i in range(len(names))]
+    counts = per_partition.with_columns(
+        *(r.cast(nw.Int64).alias(f"__fa_r{i}") for i, r in enumerate(repeats))
+    ).select(*(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in range(len(names))))
 
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
         for i, column in enumerate(names):
-            prefix = f"c{i}_"
-            own = {k.removeprefix(prefix): val for k, val in row.items() if k.startswith(prefix)}
-            if own["n"]:
+            if row[f"n{i}"]:
                 msg = (
                     f"{columns[column]}={column!r}: values must be unique within each {within}; "
-                    f"{own['n']} {within}(s) repeat a value"
+                    f"{row[f'n{i}']} {within}(s) repeat a value"
                 )
-                example = _example_text(own, partition)
+                offender = _first_offender(per_partition.filter(repeats[i]), partition)
+                example = _example_text(offender, partition)
                 if example:
                     msg += f" (e.g. {example})"
                 return InvalidValueError(msg)
         return None
 
-    return Check(combined, error)
+    return Check(counts, error)
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:

@@ -26,6 +26,7 @@ from frameaudit._engine import (
     count_distinct,
     from_engine,
     lazy_from_arrow,
+    shared,
     to_engine,
 )
 from frameaudit._expr import discount, null_float, safe_div
@@ -60,7 +61,6 @@ _NUM = "__fa_num"
 _DEN = "__fa_den"
 _SIZE = "__fa_size"
 _ORDER = "__fa_order"
-_ONE = "__fa_one"
 _NR = "__fa_n_ranking"
 
 
@@ -206,9 +206,7 @@ def _mapping(
 
 
 def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> v.Check:
-    counts = unmapped.select(nw.len().alias("n"))
-    example = unmapped.select(nw.col(item).min().alias("example"))
-    both = counts.join(example, how="cross")
+    both = unmapped.select(nw.len().alias("n"), nw.col(item).min().alias("example"))
 
     def error(row: Mapping[str, Any]) -> InvalidValueError | None:
         if row["n"]:
@@ -365,12 +363,16 @@ def _pooled_metric(
         aggregations.append(nw.col(_DEN).sum())
     elif denominator == "size" and prep.mapping is None and prep.item is None:
         aggregations.append(nw.len().alias(_SIZE))
+    # n_g counts distinct items when the same items appear in several rankings
+    distinct_items = (
+        {prep.item: _SIZE}
+        if denominator == "size" and prep.mapping is None and prep.item is not None
+        else {}
+    )
     keys = [*prep.partition, *prep.groups]
-    sums = prep.frame.with_columns(*columns).group_by(keys).agg(*aggregations)
-    if denominator == "size" and prep.mapping is None and prep.item is not None:
-        # n_g counts distinct items when the same items appear in several rankings
-        sizes = count_distinct(prep.frame, keys, {prep.item: _SIZE})
-        sums = sums.join(sizes, on=keys, how="left")
+    sums = count_distinct(
+        prep.frame.with_columns(*columns), keys, distinct_items, also=aggregations
+    )
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
@@ -726,9 +728,17 @@ def erbr(
 def _with_order(prep: _Prepared, metric: str) -> nw.LazyFrame[Any]:
     """Add each row's 1-based order within its ranking (``_ORDER``), by position."""
     prep.source.require_ordered_windows(metric)
-    return prep.frame.with_columns(nw.lit(1, dtype=nw.Int64).alias(_ONE)).with_columns(
-        nw.col(_ONE).cum_sum().over(*prep.rankings, order_by=prep.rank).cast(nw.Int64).alias(_ORDER)
-    )
+    return prep.frame.with_columns(_order_within(prep.rank, prep.rankings).alias(_ORDER))
+
+
+def _order_within(rank: str, partition: Sequence[str]) -> nw.Expr:
+    """Each row's 1-based order by position within ``partition``.
+
+    Positions are unique within a ranking (checked), so the ordinal rank of the position is
+    the row's order; a rank over a partition costs less than a running count ordered by
+    position.
+    """
+    return nw.col(rank).rank(method="ordinal").over(*partition).cast(nw.Int64)
 
 
 def arp(
@@ -828,9 +838,9 @@ def ndkl(
     prep = _prepare(
         frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
     )
-    ordered = _with_order(prep, "ndkl")
+    ordered = shared(_with_order(prep, "ndkl"))
     table = _prefix_table(ordered)
-    count = nw.col(_ONE).cum_sum().over(*prep.rankings, *prep.groups, order_by=rank)
+    count = _order_within(rank, [*prep.rankings, *prep.groups])
     c = nw.col("__fa_c")
     rows = (
         ordered.with_columns(count.cast(nw.Float64).alias("__fa_c"))
