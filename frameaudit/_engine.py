@@ -80,6 +80,11 @@ class Source:
     rows: int | None = None  # known for eager inputs
 
     @property
+    def in_memory(self) -> bool:
+        """Whether the data is an eager frame held in this process (re-reading it is free)."""
+        return self.rows is not None
+
+    @property
     def engine(self) -> Literal["in-memory", "auto"]:
         """The Polars engine for an eager input: small inputs skip the streaming set-up cost."""
         small = self.rows is not None and self.rows < _STREAMING_FROM_ROWS

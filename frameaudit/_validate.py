@@ -20,6 +20,7 @@ from typing import Any
 
 import narwhals.stable.v2 as nw
 import numpy as np
+import polars as pl
 
 from frameaudit.exceptions import (
     FrameAuditError,
@@ -317,38 +318,67 @@ def unique_within(
 
 
 def distinct_within(
-    frame: nw.LazyFrame[Any], partition: Sequence[str], columns: Mapping[str, str], within: str
+    frame: nw.LazyFrame[Any],
+    partition: Sequence[str],
+    columns: Mapping[str, str],
+    within: str,
+    *,
+    screen: Sequence[str] = (),
 ) -> Check:
     """Within each partition (a ``within``, e.g. "ranking"), the columns have distinct values.
 
     ``columns`` maps each column to the parameter that named it.
 
-    One aggregation per partition (row count against distinct count) checks all the columns at
-    once, far cheaper than grouping by every (partition, value) pair.
+    One aggregation per partition (row count against distinct count) checks the columns at
+    once, far cheaper than grouping by every (partition, value) pair. The columns in ``screen``
+    (ones that usually come sorted, such as positions; pass them only for in-memory Polars data,
+    which costs nothing to read twice) are screened first: rows sorted by (partition, column),
+    strictly increasing, have no repeats, which one streaming comparison of neighbouring rows
+    proves. Only a screened column whose rows are not in that order is counted, by a second
+    query. The answer never depends on the row order, only the cost does.
     """
     partition = list(partition)
     names = list(columns)
     from frameaudit._engine import count_distinct  # noqa: PLC0415 (the engine imports this module)
 
-    per_partition = count_distinct(
-        frame,
-        partition,
-        {c: f"__fa_u{i}" for i, c in enumerate(names)},
-        also=[nw.len().alias("__fa_n")],
-    )
-    repeats = [nw.col(f"__fa_u{i}") < nw.col("__fa_n") for i in range(len(names))]
-    counts = per_partition.with_columns(
-        *(r.cast(nw.Int64).alias(f"__fa_r{i}") for i, r in enumerate(repeats))
-    ).select(*(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in range(len(names))))
+    def per_partition(subset: Sequence[str]) -> nw.LazyFrame[Any]:
+        return count_distinct(
+            frame,
+            partition,
+            {c: f"__fa_u{names.index(c)}" for c in subset},
+            also=[nw.len().alias("__fa_n")],
+        )
+
+    def repeats(i: int) -> nw.Expr:
+        return nw.col(f"__fa_u{i}") < nw.col("__fa_n")
+
+    def counted(subset: Sequence[str]) -> nw.LazyFrame[Any]:
+        """Per column of ``subset``: the number of partitions that repeat a value."""
+        indices = [names.index(c) for c in subset]
+        return (
+            per_partition(subset)
+            .with_columns(*(repeats(i).cast(nw.Int64).alias(f"__fa_r{i}") for i in indices))
+            .select(*(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in indices))
+        )
+
+    screened = [c for c in names if c in screen]
+    in_plan = [c for c in names if c not in screened]
+    parts = [counted(in_plan)] if in_plan else []
+    if screened:
+        parts.append(_sorted_screen(frame, partition, {c: names.index(c) for c in screened}))
+    counts = parts[0] if len(parts) == 1 else parts[0].join(parts[1], how="cross")
 
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
+        unsorted = [c for c in screened if not row[f"sorted{names.index(c)}"]]
+        if unsorted:
+            row = {**row, **counted(unsorted).collect().rows(named=True)[0]}
         for i, column in enumerate(names):
-            if row[f"n{i}"]:
+            if row.get(f"n{i}"):
                 msg = (
                     f"{columns[column]}={column!r}: values must be unique within each {within}; "
                     f"{row[f'n{i}']} {within}(s) repeat a value"
                 )
-                offender = _first_offender(per_partition.filter(repeats[i]), partition)
+                offender = _first_offender(per_partition([column]).filter(repeats(i)), partition)
                 example = _example_text(offender, partition)
                 if example:
                     msg += f" (e.g. {example})"
@@ -356,6 +386,33 @@ def distinct_within(
         return None
 
     return Check(counts, error)
+
+
+def _sorted_screen(
+    frame: nw.LazyFrame[Any], partition: Sequence[str], columns: Mapping[str, int]
+) -> nw.LazyFrame[Any]:
+    """Per column (mapped to its index i), ``sorted{i}``: each row follows its predecessor.
+
+    "Follows" is strict lexicographic order of (partition, column).
+
+    Native Polars: it compares neighbouring rows, which narwhals allows only with an order, and
+    the row order of an in-memory frame is well defined.
+    """
+    native: pl.LazyFrame = frame.to_native()
+    first = pl.int_range(pl.len()) == 0
+
+    def after_previous(keys: Sequence[str]) -> pl.Expr:
+        *outer, last = keys
+        later = pl.col(last) > pl.col(last).shift()
+        for key in reversed(outer):
+            previous = pl.col(key).shift()
+            later = (pl.col(key) > previous) | ((pl.col(key) == previous) & later)
+        return first | later.fill_null(value=False)
+
+    screen = native.select(
+        *(after_previous([*partition, c]).all().alias(f"sorted{i}") for c, i in columns.items())
+    )
+    return nw.from_native(screen)
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:

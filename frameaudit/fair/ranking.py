@@ -141,7 +141,9 @@ def _prepare(
         lf = lf.with_columns(nw.lit(0).alias(_ALL))
     rankings = list(dict.fromkeys([*partition, *ranking_names]))
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
-    checks.append(v.distinct_within(lf, rankings, distinct, "ranking"))
+    # positions usually come sorted within a ranking, items seldom
+    screen = [rank] if source.in_memory else []
+    checks.append(v.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
     mapping = None
     if groups is not None:
         assert item is not None

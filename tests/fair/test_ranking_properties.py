@@ -290,3 +290,40 @@ def test_bad_input_raises_a_frameaudit_error(frame: pl.DataFrame, data: st.DataO
     kwargs = {**kwargs_for(metric), **overrides}
     with pytest.raises(fa.FrameAuditError):
         to_polars(getattr(fa.fair, metric)(BACKENDS[backend](bad), **kwargs))
+
+
+@st.composite
+def positions_any_order(draw: st.DrawFn) -> pl.DataFrame:
+    """Small rankings whose positions may repeat, sorted, reversed, split into runs or shuffled."""
+    rows = [
+        {"query": query, "rank": draw(st.integers(1, 5)), "group": draw(st.sampled_from("ab"))}
+        for query in draw(st.lists(st.sampled_from(["q1", "q2", "q3"]), min_size=1, max_size=9))
+    ]
+    frame = pl.DataFrame(rows)
+    order = draw(st.sampled_from(["sorted", "descending", "as drawn", "shuffled"]))
+    if order == "sorted":
+        return frame.sort("query", "rank")
+    if order == "descending":
+        return frame.sort("query", "rank", descending=True)
+    if order == "shuffled":
+        return frame.sample(fraction=1.0, shuffle=True, seed=draw(st.integers(0, 99)))
+    return frame
+
+
+@SETTINGS
+@given(frame=positions_any_order(), lazy=st.booleans())
+def test_repeated_positions_are_found_in_any_row_order(frame: pl.DataFrame, lazy: bool) -> None:
+    # independent: a position seen twice in one query, whatever the row order
+    pairs = list(zip(frame["query"].to_list(), frame["rank"].to_list(), strict=True))
+    repeated = {query for query, position in pairs if pairs.count((query, position)) > 1}
+
+    def run() -> None:
+        result = fa.fair.exp(frame.lazy() if lazy else frame, ranking="query", combo=None)
+        if isinstance(result, pl.LazyFrame):
+            result.collect()
+
+    if repeated:
+        with pytest.raises(fa.InvalidValueError, match=rf"{len(repeated)} ranking\(s\) repeat"):
+            run()
+    else:
+        run()
