@@ -143,14 +143,14 @@ def nearest_cases(
 
     Notes
     -----
-    O(m·n·d) for m queries and n training rows, in BLAS: queries are processed in chunks whose
-    block of screening scores is bounded (64 MiB per worker thread, one per core), so memory
-    stays O(cores × 64 MiB + (n + m)·d) and no all-pairs matrix exists. A float32 screening
-    pass with a rigorous rounding margin picks the candidates and float64 re-scores them, so
-    the neighbours are those of an exact float64 search. The kernel needs the feature columns
-    in memory: it runs on Polars (pandas and pyarrow go through Arrow), when the result is
-    computed; a lazy input stays lazy until then. DuckDB and PySpark frames are refused
-    (collect the features first).
+    O(m·n·d) for m queries and n training rows, in BLAS: chunks of queries are screened
+    against tiles of training rows small enough to stay in a core's cache (1.5 MiB of scores
+    per worker thread, one per core), so memory stays O(cores × 1.5 MiB + (n + m)·d) and no
+    all-pairs matrix exists. A float32 screening pass with a rigorous rounding margin picks
+    the candidates and float64 re-scores them, so the neighbours are those of an exact float64
+    search. The kernel needs the feature columns in memory: it runs on Polars (pandas and
+    pyarrow go through Arrow), when the result is computed; a lazy input stays lazy until
+    then. DuckDB and PySpark frames are refused (collect the features first).
 
     Examples
     --------

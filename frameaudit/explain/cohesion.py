@@ -7,14 +7,16 @@ overall ranking R is either the rows whose group equals ``overall=``, or a separ
 dict) of feature importances. Each group's ranking C_g is compared with R.
 
 Order is descending absolute importance, ties broken by ascending feature name, so every
-ranking is deterministic. Positions come from one ordered window; one join on (partition, group,
+ranking is deterministic. Positions come from one ordered window; one join on (partition,
 feature) then pairs each feature's position in its group with its position in the overall
-ranking, which is all both metrics need, so nothing loops over groups.
+ranking, which is all both metrics need, so nothing loops over groups. The same rows, with the
+sizes of both rankings, prove that every group ranks the overall features; only a failed check
+runs the queries that name an offending feature.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,36 +42,48 @@ Method = Literal["topk", "alpha_jaccard"]
 Names = str | Sequence[str]
 Overall = str | int | float | bool | Mapping[Any, float] | Any
 
-_ALL = "__fa_all"
 _POS = "__fa_pos"  # position in the group's ranking
+_SIZE = "__fa_size"  # number of features in the group's ranking
 _RPOS = "__fa_rpos"  # position in the overall ranking
-_RIMP = "__fa_rimp"  # importance in the overall ranking
+_RSIZE = "__fa_rsize"  # number of features in the overall ranking
 _KEY = "__fa_key"
 _ONE = "__fa_one"
 _VAL = "__fa_val"
 _NULL = "__fa_null"
+_BEFORE = "__fa_before"  # |importance| of the features ranked before this one
+_TOTAL = "__fa_total"  # |importance| of the whole ranking
+# alpha_jaccard: membership of the group's (A) and the overall (B) top set, and whether the
+# ranking has no top set (all importances 0)
+_A, _ZA, _B, _ZB = "__fa_a", "__fa_za", "__fa_b", "__fa_zb"
 
 
 @dataclass
 class _Pairs:
     """One row per (partition, group, feature), with the checks that make it valid.
 
-    Each row holds the feature's importance and position in the group's ranking and in the
-    overall ranking.
+    Each row holds the feature's position in the group's ranking and in the overall ranking,
+    and the sizes of both rankings (plus the alpha top-set flags when they were asked for).
     """
 
     source: Source
     pairs: nw.LazyFrame[Any]
     by: list[str]
-    partition: list[str]
     group: str
-    importance: str
     checks: list[v.Check]
 
+    @property
+    def window(self) -> list[str]:
+        return [*self.by, self.group]
 
-def _offenders(frame: nw.LazyFrame[Any], example: nw.Expr | None, message: Any) -> v.Check:
-    """Fail when ``frame`` (the offending rows of a derived frame) is not empty."""
-    return v.Check(None, None, base=frame, rules=(v.Rule(nw.lit(value=True), example, message),))
+
+def _reduce(frame: nw.LazyFrame[Any], by: list[str], *values: nw.Expr) -> nw.LazyFrame[Any]:
+    """Aggregate per ``by`` partition (over the whole frame when there is none)."""
+    return frame.group_by(by).agg(*values) if by else frame.select(*values)
+
+
+def _over(value: nw.Expr, window: list[str]) -> nw.Expr:
+    """An aggregate broadcast over each ranking (the whole frame when ``window`` is empty)."""
+    return value.over(*window) if window else value
 
 
 def _scalar(value: Any) -> bool:
@@ -95,23 +109,51 @@ def _check_overall_value(lf: nw.LazyFrame[Any], group: str, overall: Any) -> Non
         raise InvalidParameterError(msg)
 
 
-def _with_positions(
-    frame: nw.LazyFrame[Any], window: list[str], feature: str, importance: str
+def _ranked(
+    frame: nw.LazyFrame[Any],
+    window: list[str],
+    feature: str,
+    importance: str,
+    alpha: float | None,
 ) -> nw.LazyFrame[Any]:
-    """1-based position in each ranking: descending |importance|, then ascending feature."""
-    return (
-        frame.with_columns(
-            (-nw.col(importance).cast(nw.Float64).abs()).alias(_KEY),
-            nw.lit(1, dtype=nw.Int64).alias(_ONE),
-        )
-        .with_columns(
-            nw.col(_ONE)
-            .cum_sum()
-            .over(*window, order_by=[_KEY, feature])
-            .cast(nw.Int64)
-            .alias(_POS)
-        )
-        .drop(_KEY, _ONE)
+    """Rank every ranking of ``frame`` (one per ``window`` value).
+
+    Adds the 1-based position (descending |importance|, then ascending feature) and the size
+    of the ranking; with ``alpha``, also whether the feature is in the ranking's alpha top set
+    and whether the ranking has none.
+    """
+    order = [_KEY, feature]
+    one = nw.col(_ONE)
+    size = nw.col(importance).cast(nw.Float64).abs()
+    ranked = frame.with_columns((-size).alias(_KEY), nw.lit(1, dtype=nw.Int64).alias(_ONE))
+    positions = [
+        one.cum_sum().over(*window, order_by=order).cast(nw.Int64).alias(_POS),
+        _over(one.sum(), window).cast(nw.Int64).alias(_SIZE),
+    ]
+    if alpha is None:
+        return ranked.with_columns(*positions)
+    # Running sums of |importance| in ranking order; the total is the last running sum rather
+    # than a sum(): the same additions in the same order (a streamed sum may add in any
+    # order), so everything before the last non-zero feature is never compared with a total
+    # that rounded differently. Raw sums, not shares: division by a broadcast total is not
+    # correctly rounded in every engine, and an exact cut (alpha = 1 followed by zeros) must
+    # stay exact.
+    running = nw.col(_VAL)
+    ranked = ranked.with_columns(
+        *positions, size.cum_sum().over(*window, order_by=order).alias(_VAL)
+    ).with_columns(
+        running.shift(1).over(*window, order_by=order).alias(_BEFORE),
+        _over(running.max(), window).alias(_TOTAL),
+    )
+    # A feature is in the top set when the |importance| before it sums to less than alpha x
+    # the total (the first feature always is); a ranking whose total is 0 has no top set.
+    total = nw.col(_TOTAL)
+    return ranked.with_columns(
+        ((nw.col(_POS) == 1) | (nw.col(_BEFORE) < alpha * total))
+        .fill_null(value=False)
+        .cast(nw.Int64)
+        .alias(_A),
+        (total == 0).cast(nw.Int64).alias(_ZA),
     )
 
 
@@ -125,6 +167,7 @@ def _rankings(
     overall: Overall | None,
     k: int | None,
     by: Names | None,
+    alpha: float | None = None,
 ) -> _Pairs:
     """Validate the input, rank every group and the overall ranking, and pair them by feature."""
     if overall is None:
@@ -144,32 +187,23 @@ def _rankings(
     source.require_ordered_windows(metric)
     lf = source.frame
     v.require_dtype(lf, importance, "importance", "numeric")
-    partition = by_names or [_ALL]
-    if not by_names:
-        lf = lf.with_columns(nw.lit(0).alias(_ALL))
+    window = [*by_names, group]
     checks = [
         v.non_empty(lf, metric),
         v.no_nulls(lf, columns),
         v.finite(lf, {importance: f"importance={importance!r}"}),
-        v.unique_within(
-            lf,
-            [*partition, group, feature],
-            f"feature={feature!r}",
-            "a feature may appear once per group",
-        ),
+        # Cheaper than grouping by (group, feature): one row and distinct count per group.
+        v.distinct_within(lf, window, {feature: "feature"}, "group"),
     ]
+    missing_overall = None
     if _scalar(overall):
         _check_overall_value(lf, group, overall)
-        # One window ranks the groups and the overall ranking together.
-        ranked = shared(_with_positions(lf, [*partition, group], feature, importance))
+        # One set of windows ranks the groups and the overall ranking together.
+        ranked = shared(_ranked(lf, window, feature, importance, alpha))
         is_overall = nw.col(group) == overall
         groups = ranked.filter(~is_overall)
         reference = ranked.filter(is_overall)
-        checks.append(
-            _overall_present(
-                lf, reference, partition=partition, by=by_names, group=group, overall=overall
-            )
-        )
+        missing_overall = _overall_missing(lf, reference, by_names, group, overall)
     else:
         reference, overall_checks = _overall_frame(
             overall,
@@ -178,58 +212,50 @@ def _rankings(
             feature=feature,
             importance=importance,
             by=by_names,
-            partition=partition,
         )
         checks += overall_checks
-        groups = _with_positions(lf, [*partition, group], feature, importance)
-        reference = _with_positions(reference, partition, feature, importance)
-    reference = shared(
-        reference.select(
-            *partition, feature, nw.col(_POS).alias(_RPOS), nw.col(importance).alias(_RIMP)
+        groups = _ranked(lf, window, feature, importance, alpha)
+        reference = _ranked(reference, by_names, feature, importance, alpha)
+    flags = [_A, _ZA] if alpha is not None else []
+    renamed = {_POS: _RPOS, _SIZE: _RSIZE, _A: _B, _ZA: _ZB}
+    reference = reference.select(
+        *by_names, feature, *(nw.col(c).alias(renamed[c]) for c in [_POS, _SIZE, *flags])
+    )
+    groups = groups.select(*window, feature, _POS, _SIZE, *flags)
+    pairs = shared(groups.join(reference, on=[*by_names, feature], how="left"))
+    checks.append(
+        _same_features(
+            pairs,
+            groups,
+            reference,
+            missing_overall=missing_overall,
+            by=by_names,
+            group=group,
+            feature=feature,
         )
     )
-    groups = shared(groups.select(*partition, group, feature, importance, _POS))
-    keys = [*partition, group, feature]
-    expected = groups.select(*partition, group).unique().join(reference, on=partition)
-    joined = groups.join(expected, on=keys, how="full")
-    pairs = joined.select(
-        *(nw.coalesce(key, f"{key}_right").alias(key) for key in keys),
-        importance,
-        _POS,
-        _RPOS,
-        _RIMP,
-    )
-    checks += _same_features(pairs, by_names, group, feature)
     if k is not None:
-        checks.append(_k_within(reference, partition, k))
-    return _Pairs(source, pairs, by_names, partition, group, importance, checks)
+        checks.append(_k_within(reference, k))
+    return _Pairs(source, pairs, by_names, group, checks)
 
 
-def _overall_present(
-    lf: nw.LazyFrame[Any],
-    reference: nw.LazyFrame[Any],
-    *,
-    partition: list[str],
-    by: list[str],
-    group: str,
-    overall: Any,
-) -> v.Check:
-    """Check that every partition holds the overall group's rows."""
-    without = (
-        lf.select(partition)
-        .unique()
-        .join(reference.select(partition).unique(), on=partition, how="anti")
-    )
+def _overall_missing(
+    lf: nw.LazyFrame[Any], reference: nw.LazyFrame[Any], by: list[str], group: str, overall: Any
+) -> Callable[[], str | None]:
+    """The error when some partition has no rows of the overall group (a query, run on failure)."""
 
-    def message(count: int, example: Any, _: int) -> str | None:
+    def message() -> str | None:
+        msg = f"overall={overall!r}: no rows with {group} == {overall!r}"
+        if not by:
+            empty = not reference.select(nw.len()).collect().item()
+            return msg + "; the overall ranking is missing" if empty else None
+        without = lf.select(by).unique().join(reference.select(by).unique(), on=by, how="anti")
+        count, example = without.select(nw.len(), v.row_text(by).min()).collect().row(0)
         if not count:
             return None
-        msg = f"overall={overall!r}: no rows with {group} == {overall!r}"
-        if by:
-            msg += f" in {count} partition(s) (e.g. {example})"
-        return msg + "; the overall ranking is missing"
+        return msg + f" in {count} partition(s) (e.g. {example}); the overall ranking is missing"
 
-    return _offenders(without, v.row_text(by) if by else None, message)
+    return message
 
 
 def _overall_frame(
@@ -240,7 +266,6 @@ def _overall_frame(
     feature: str,
     importance: str,
     by: list[str],
-    partition: list[str],
 ) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
     """Bring the overall ranking given as a dict or a frame into the data's engine."""
     feature_dtype = lf.collect_schema()[feature]
@@ -267,9 +292,9 @@ def _overall_frame(
             ranked, keys, "overall=", "a feature may appear once in the overall ranking"
         ),
     ]
-    if shared != partition:
+    if shared != by:
         # The overall ranking is shared by the partitions that differ only in other columns.
-        partitions = lf.select(partition).unique()
+        partitions = lf.select(by).unique()
         ranked = ranked.select(*shared, feature, importance)
         ranked = (
             partitions.join(ranked, on=shared, how="inner")
@@ -280,31 +305,58 @@ def _overall_frame(
 
 
 def _same_features(
-    pairs: nw.LazyFrame[Any], by: list[str], group: str, feature: str
-) -> list[v.Check]:
-    """Check that each group ranks exactly the overall ranking's features (naming one)."""
+    pairs: nw.LazyFrame[Any],
+    groups: nw.LazyFrame[Any],
+    reference: nw.LazyFrame[Any],
+    *,
+    missing_overall: Callable[[], str | None] | None,
+    by: list[str],
+    group: str,
+    feature: str,
+) -> v.Check:
+    """Check that each group ranks exactly the overall ranking's features (naming one).
 
-    def check(position: str, problem: str) -> v.Check:
-        def message(count: int, example: Any, _: int) -> str | None:
-            if not count:
-                return None
-            return (
-                f"group={group!r}: every group must rank the same features as the overall "
-                f"ranking; {count} (group, feature) pair(s) {problem} (e.g. {example})"
-            )
+    Features are unique within each ranking (checked before), so a group ranks the overall
+    features exactly when each of its features has an overall position and the two rankings
+    have the same size. Only a failure runs the queries that find an example.
+    """
+    shown = v.row_text([*by, group, feature]).alias(_VAL)
+    window = [*by, group]
 
-        # Filtered first, so that the example text is built for the offending rows only.
-        offenders = pairs.filter(nw.col(position).is_null())
-        return _offenders(offenders, v.row_text([*by, group, feature]), message)
+    def text(count: int, problem: str, example: Any) -> str:
+        return (
+            f"group={group!r}: every group must rank the same features as the overall "
+            f"ranking; {count} (group, feature) pair(s) {problem} (e.g. {example})"
+        )
 
-    return [
-        check(_RPOS, "are not in the overall ranking"),
-        check(_POS, "of the overall ranking are missing from a group"),
-    ]
+    def unknown(count: int, _: Any, __: int) -> str | None:
+        if not count:
+            return None
+        # A partition without the overall rows leaves all its features unmatched.
+        if missing_overall is not None and (msg := missing_overall()) is not None:
+            return msg
+        example = pairs.filter(nw.col(_RPOS).is_null()).select(shown.min()).collect().item()
+        return text(count, "are not in the overall ranking", example)
+
+    def missing(count: int, _: Any, __: int) -> str | None:
+        if not count:
+            return None
+        features = reference.select(*by, feature)
+        ranked = groups.select(window).unique()
+        expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
+        absent = expected.join(groups.select(*window, feature), on=[*window, feature], how="anti")
+        found, example = absent.select(nw.len(), shown.min()).collect().row(0)
+        return text(found, "of the overall ranking are missing from a group", example)
+
+    rules = (
+        v.Rule(nw.col(_RPOS).is_null(), None, unknown),
+        v.Rule(nw.col(_SIZE) != nw.col(_RSIZE), None, missing),
+    )
+    return v.Check(None, None, base=pairs, rules=rules)
 
 
-def _k_within(overall: nw.LazyFrame[Any], partition: list[str], k: int) -> v.Check:
-    sizes = overall.group_by(partition).agg(nw.len().cast(nw.Int64).alias(_VAL))
+def _k_within(reference: nw.LazyFrame[Any], k: int) -> v.Check:
+    """Check that k is at most the number of features (one row per partition is tested)."""
 
     def message(count: int, example: Any, _: int) -> str | None:
         if not count:
@@ -314,33 +366,38 @@ def _k_within(overall: nw.LazyFrame[Any], partition: list[str], k: int) -> v.Che
             f"number of features ({count} partition(s) too short)"
         )
 
-    return _offenders(sizes.filter(nw.col(_VAL) < k), nw.col(_VAL), message)
+    short = (nw.col(_RPOS) == 1) & (nw.col(_RSIZE) < k)
+    return v.Check(None, None, base=reference, rules=(v.Rule(short, nw.col(_RSIZE), message),))
 
 
-def _finish(r: _Pairs, per_group: nw.LazyFrame[Any], metric: str, grouped: bool) -> Any:
+def _per_group(
+    r: _Pairs, values: nw.LazyFrame[Any], k: int | None, metric: str
+) -> nw.LazyFrame[Any]:
+    """Per group: the sum of ``_VAL`` over its rows divided by n (or k)."""
+    size = nw.col(_SIZE) if k is None else nw.lit(k)
+    return (
+        values.group_by(r.window)
+        .agg(nw.col(_VAL).sum(), nw.col(_SIZE).max())
+        .with_columns((nw.col(_VAL) / size.cast(nw.Float64)).alias(metric))
+    )
+
+
+def _finish(
+    r: _Pairs, per_group: nw.LazyFrame[Any], metric: str, grouped: bool, *, nullable: bool
+) -> Any:
     """Per-group values, or their mean over groups (null if any group's value is null)."""
     if grouped:
         result = per_group.select(*r.by, r.group, metric)
         return from_engine(result, r.source, sort_by=[*r.by, r.group], checks=r.checks)
-    combined = (
-        per_group.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_NULL))
-        .group_by(r.partition)
-        .agg(nw.col(metric).mean(), nw.col(_NULL).sum())
-        .with_columns(
-            nw.when(nw.col(_NULL) > 0).then(null_float()).otherwise(nw.col(metric)).alias(metric)
-        )
-        .select(*r.by, metric)
+    if not nullable:
+        result = _reduce(per_group, r.by, nw.col(metric).mean())
+        return from_engine(result, r.source, sort_by=r.by, checks=r.checks)
+    flagged = per_group.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_NULL))
+    result = _reduce(flagged, r.by, nw.col(metric).mean(), nw.col(_NULL).sum()).select(
+        *r.by,
+        nw.when(nw.col(_NULL) > 0).then(null_float()).otherwise(nw.col(metric)).alias(metric),
     )
-    return from_engine(combined, r.source, sort_by=r.by, checks=r.checks)
-
-
-def _prefix_mean(
-    frame: nw.LazyFrame[Any], r: _Pairs, k: int | None, metric: str
-) -> nw.LazyFrame[Any]:
-    """Mean of ``_VAL`` over positions 1..k (all positions when k is None), per group."""
-    if k is not None:
-        frame = frame.filter(nw.col(_POS) <= k)
-    return frame.group_by([*r.partition, r.group]).agg(nw.col(_VAL).mean().alias(metric))
+    return from_engine(result, r.source, sort_by=r.by, checks=r.checks)
 
 
 def position_parity(
@@ -405,9 +462,10 @@ def position_parity(
     Notes
     -----
     One ordered window ranks every group (O(n log n) per group for the sort), one join on
-    (partition, position) compares the features, one more window accumulates the matches.
-    Never null on valid input. holisticai truncates to the shorter list when feature sets
-    differ; frameaudit raises instead (see the Differences page).
+    (partition, feature) pairs each feature's two positions, one more window accumulates the
+    matches. Defined for every group; the mean is null only when there is no group to average
+    (the frame holds only the overall ranking). holisticai truncates to the shorter list when
+    feature sets differ; frameaudit raises instead (see the Differences page).
 
     Examples
     --------
@@ -445,18 +503,11 @@ def position_parity(
         by=by,
     )
     # The feature at position i of the group is R_i exactly when its overall position is i.
-    matches = (
-        r.pairs.with_columns((nw.col(_POS) == nw.col(_RPOS)).cast(nw.Int64).alias(_ONE))
-        .with_columns(
-            nw.col(_ONE)
-            .cum_sum()
-            .over(*r.partition, r.group, order_by=_POS)
-            .cast(nw.Float64)
-            .alias(_VAL)
-        )
-        .with_columns((nw.col(_VAL) / nw.col(_POS).cast(nw.Float64)).alias(_VAL))
-    )
-    return _finish(r, _prefix_mean(matches, r, k, "position_parity"), "position_parity", per_group)
+    pos = nw.col(_POS)
+    matches = (pos == nw.col(_RPOS)).cast(nw.Int64).cum_sum().over(*r.window, order_by=_POS)
+    cumulative = _within(pos, k, matches.cast(nw.Float64) / pos.cast(nw.Float64))
+    values = _per_group(r, r.pairs.with_columns(cumulative.alias(_VAL)), k, "position_parity")
+    return _finish(r, values, "position_parity", per_group, nullable=False)
 
 
 def rank_alignment(
@@ -511,10 +562,12 @@ def rank_alignment(
 
     Notes
     -----
-    ``topk`` in O(n) per group after ranking: a feature with positions :math:`p_c` in C_g and
-    :math:`p_r` in R is in both top-j sets exactly for :math:`j \ge \max(p_c, p_r)`, so counting
-    features by that maximum and accumulating over j gives every intersection in one window.
-    ``alpha_jaccard``: a cumulative-share window per ranking and one join on feature.
+    ``topk`` in O(n log n) per group after ranking: a feature with positions :math:`p_c` in
+    C_g and :math:`p_r` in R is in both top-j sets exactly for :math:`j \ge \max(p_c, p_r)`.
+    Counting in group order the features whose maximum is :math:`p_c`, and in overall order
+    those whose maximum is :math:`p_r`, gives every intersection from two windows, without
+    grouping by j. ``alpha_jaccard``: cumulative-sum windows per ranking (the overall top set
+    is computed once, not per group) and the join on feature.
 
     Examples
     --------
@@ -553,77 +606,42 @@ def rank_alignment(
         overall=overall,
         k=k,
         by=by,
+        alpha=alpha if method == "alpha_jaccard" else None,
     )
-    values = _topk_alignment(r, k) if method == "topk" else _alpha_jaccard(r, alpha)
-    return _finish(r, values, "rank_alignment", per_group)
+    if method == "topk":
+        return _finish(r, _topk_alignment(r, k), "rank_alignment", per_group, nullable=False)
+    return _finish(r, _alpha_jaccard(r), "rank_alignment", per_group, nullable=True)
+
+
+def _within(position: nw.Expr, k: int | None, value: nw.Expr) -> nw.Expr:
+    """``value`` at positions 1..k (all when k is None), 0 beyond."""
+    return value if k is None else nw.when(position <= k).then(value).otherwise(nw.lit(0.0))
 
 
 def _topk_alignment(r: _Pairs, k: int | None) -> nw.LazyFrame[Any]:
-    """Mean over j ≤ n (or k) of |top-j(C_g) ∩ top-j(R)| / j, per group."""
-    window = [*r.partition, r.group]
-    both_from = (
-        r.pairs.with_columns(nw.max_horizontal(_POS, _RPOS).alias(_POS))
-        .group_by([*window, _POS])
-        .agg(nw.len().cast(nw.Int64).alias(_ONE))
-    )
-    counts = (
-        r.pairs.select(*window, _POS)
-        .join(both_from, on=[*window, _POS], how="left")
-        .with_columns(nw.col(_ONE).fill_null(0))
-        .with_columns(
-            nw.col(_ONE).cum_sum().over(*window, order_by=_POS).cast(nw.Float64).alias(_VAL)
-        )
-        .with_columns((nw.col(_VAL) / nw.col(_POS).cast(nw.Float64)).alias(_VAL))
-    )
-    return _prefix_mean(counts, r, k, "rank_alignment")
+    """Sum over j <= n (or k) of |top-j(C_g) ∩ top-j(R)| / j, per group (then / n or k).
 
-
-def _in_top(
-    frame: nw.LazyFrame[Any],
-    window: list[str],
-    columns: tuple[str, str],
-    outputs: tuple[str, str],
-    alpha: float,
-) -> nw.LazyFrame[Any]:
-    """Flag the smallest top set covering ``alpha`` of a ranking's total |importance|.
-
-    ``columns`` names the ranking's (importance, position); ``outputs`` the two flags added:
-    membership, and "all importances are 0" (no top set). A feature is in the set when the
-    |importance| of the features before it sums to less than alpha × the total (the first
-    feature always is). Raw sums, not shares: division by a broadcast total is not correctly
-    rounded in every engine, and an exact cut (alpha = 1 followed by zeros) must stay exact.
+    A feature at position p in C_g and q in R is in both top-j sets for j >= max(p, q). The
+    features whose maximum is their group position are counted in group order (X_j: those
+    with p <= j and q <= p), the others in overall order (Y_j: q <= j and p < q), so the
+    intersection at j is X at the row with p = j plus Y at the row with q = j. Every j is one
+    row's p and one row's q, so the sum over j is a sum over rows: two windows, no join.
     """
-    importance, position = columns
-    member, zero = outputs
-    size = nw.col(importance).cast(nw.Float64).abs()
-    running = nw.col(member).shift(1).over(*window, order_by=position)
-    return (
-        frame.with_columns(size.cum_sum().over(*window, order_by=position).alias(member))
-        # The total is the last running sum rather than a sum(): the same additions in the
-        # same order (a streamed sum may add in any order), so everything before the last
-        # non-zero feature is never compared with a total that rounded differently.
-        .with_columns(nw.col(member).max().over(*window).alias(zero))
-        .with_columns(
-            ((nw.col(position) == 1) | (running < alpha * nw.col(zero)))
-            .fill_null(value=False)
-            .cast(nw.Int64)
-            .alias(member),
-            (nw.col(zero) == 0).cast(nw.Int64).alias(zero),
-        )
+    pos, rpos = nw.col(_POS), nw.col(_RPOS)
+    by_group = (rpos <= pos).cast(nw.Int64).cum_sum().over(*r.window, order_by=_POS)
+    by_overall = (pos < rpos).cast(nw.Int64).cum_sum().over(*r.window, order_by=_RPOS)
+    value = _within(pos, k, by_group.cast(nw.Float64) / pos.cast(nw.Float64)) + _within(
+        rpos, k, by_overall.cast(nw.Float64) / rpos.cast(nw.Float64)
     )
+    return _per_group(r, r.pairs.with_columns(value.alias(_VAL)), k, "rank_alignment")
 
 
-def _alpha_jaccard(r: _Pairs, alpha: float) -> nw.LazyFrame[Any]:
+def _alpha_jaccard(r: _Pairs) -> nw.LazyFrame[Any]:
     """Jaccard index of the alpha-coverage top sets of C_g and R, per group (null if undefined)."""
-    window = [*r.partition, r.group]
-    flags = _in_top(r.pairs, window, (r.importance, _POS), ("__fa_a", "__fa_za"), alpha)
-    flags = _in_top(flags, window, (_RIMP, _RPOS), ("__fa_b", "__fa_zb"), alpha)
-    a, b, both = nw.col("__fa_a"), nw.col("__fa_b"), nw.col("__fa_both")
+    a, b, both = nw.col(_A), nw.col(_B), nw.col("__fa_both")
     return (
-        flags.with_columns(
-            (a * b).alias("__fa_both"), nw.max_horizontal("__fa_za", "__fa_zb").alias(_NULL)
-        )
-        .group_by(window)
+        r.pairs.with_columns((a * b).alias("__fa_both"), nw.max_horizontal(_ZA, _ZB).alias(_NULL))
+        .group_by(r.window)
         .agg(a.sum(), b.sum(), both.sum(), nw.col(_NULL).max())
         .with_columns(
             nw.when(nw.col(_NULL) > 0)

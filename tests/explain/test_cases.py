@@ -113,6 +113,30 @@ def test_kernel_chunks_ties_and_exclusion(budget: int) -> None:
         np.testing.assert_allclose(distances, expected_distances, rtol=1e-14)
 
 
+@pytest.mark.parametrize("budget", [1024, 2**20])
+def test_kernel_exact_where_float32_cannot_rank(budget: int) -> None:
+    # Far from the origin (||t|| ~ 1e3 after centring) the float32 screening error (~0.1 on
+    # the scores) dwarfs the 1e-9 gaps between the near-tied distances of a shell of points
+    # around each query; only the float64 re-scoring can rank them.
+    rng = np.random.default_rng(17)
+    d, per_shell = 5, 60
+    centres = np.vstack([np.full(d, 1e3), np.full(d, -1e3), np.full(d, 1e3) * [1, -1, 1, -1, 1]])
+    train = []
+    for centre in centres:
+        directions = rng.standard_normal((per_shell, d))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        radii = 1.0 + 1e-9 * rng.permutation(per_shell)
+        train.append(centre + directions * radii[:, None])
+    points = np.vstack(train)
+    indices, distances = knn.nearest(points, centres, 12, memory_budget=budget)
+    expected_indices, expected_distances = ref.knn(points, centres, 12)
+    np.testing.assert_array_equal(indices, expected_indices)
+    np.testing.assert_allclose(distances, expected_distances, rtol=1e-14)
+    # The data does defeat float32: ranking in float32 gives other neighbours.
+    naive, _ = ref.knn(points.astype(np.float32), centres.astype(np.float32), 12)
+    assert not np.array_equal(naive, expected_indices)
+
+
 def test_kernel_float64_screening_for_huge_values() -> None:
     rng = np.random.default_rng(8)
     train = rng.standard_normal((300, 3)) * 1e18

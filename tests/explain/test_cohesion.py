@@ -230,6 +230,23 @@ def test_alpha_jaccard_all_zero_importances_is_null() -> None:
     assert fa.explain.rank_alignment(frame, overall="all", method="alpha_jaccard").item() is None
 
 
+@pytest.mark.parametrize(
+    ("metric", "kwargs"),
+    [
+        ("position_parity", {}),
+        ("rank_alignment", {}),
+        ("rank_alignment", {"method": "alpha_jaccard"}),
+    ],
+)
+def test_no_group_to_compare_is_null(metric: str, kwargs: dict[str, Any]) -> None:
+    # Only the overall ranking: the mean over an empty set of groups is undefined (SPEC: null,
+    # one row when by is not given).
+    frame = ref.to_frame({}, {"a": 1.0, "b": 0.5})
+    result = getattr(fa.explain, metric)(frame, overall="all", **kwargs)
+    assert result.shape == (1, 1)
+    assert result.item() is None
+
+
 def test_lazy_in_lazy_out() -> None:
     groups, overall = ref.random_importances(1, n_groups=2, n_features=4)
     lazy = ref.to_frame(groups, overall).lazy()
@@ -318,7 +335,11 @@ def test_value_errors() -> None:
     with pytest.raises(fa.InvalidValueError, match=r"expected finite numbers.*NaN or infinite"):
         fa.explain.position_parity(nan, overall="all")
     twice = pl.concat([_simple(), _simple().head(1)])
-    with pytest.raises(fa.InvalidValueError, match="a feature may appear once per group"):
+    with pytest.raises(
+        fa.InvalidValueError,
+        match=r"feature='feature': values must be unique within each group; 1 group\(s\) repeat "
+        r"a value \(e.g. group='g1'\)",
+    ):
         fa.explain.position_parity(twice, overall="all")
     with pytest.raises(fa.InvalidDtypeError, match="importance='feature'"):
         fa.explain.position_parity(_simple(), overall="all", importance="feature")
