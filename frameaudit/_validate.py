@@ -202,18 +202,22 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
         else:
             columns.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
             aggregations.append(nw.col(f"__fa_flag{i}").sum().cast(nw.Int64).alias(f"n{i}"))
-        if rule.example is not None:
-            example = nw.when(rule.flag).then(rule.example)
-            columns.append(example.alias(f"__fa_example{i}"))
-            aggregations.append(nw.col(f"__fa_example{i}").min().alias(f"e{i}"))
     frame = (base.with_columns(*columns) if columns else base).select(*aggregations)
-    return Check(frame, _rules_error(rules))
+    return Check(frame, _rules_error(base, rules))
 
 
-def _rules_error(rules: Sequence[Rule]) -> Callable[[Mapping[str, Any]], FrameAuditError | None]:
+def _rules_error(
+    base: nw.LazyFrame[Any], rules: Sequence[Rule]
+) -> Callable[[Mapping[str, Any]], FrameAuditError | None]:
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
         for i, rule in enumerate(rules):
-            text = rule.message(row[f"n{i}"] or 0, row.get(f"e{i}"), row["rows"])
+            count = row[f"n{i}"] or 0
+            example = None
+            if count and rule.example is not None:
+                # a second query, run only when the rule has failed
+                offending = base.filter(rule.flag).select(rule.example.min().alias("e"))
+                example = offending.collect().item()
+            text = rule.message(count, example, row["rows"])
             if text is not None:
                 return InvalidValueError(text)
         return None

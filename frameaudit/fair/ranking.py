@@ -824,7 +824,8 @@ def ndkl(
     Notes
     -----
     Two windows ordered by position (the order i of a row in its ranking, and the running count
-    c of its group, both the rank of the position within their partition). With a_j = Δ(c ln c)_j − ln D_{g_j} and H(i) = Σ_{i'≤i} w_i'/i',
+    c of its group, both the rank of the position within their partition). With
+    a_j = Δ(c ln c)_j − ln D_{g_j} and H(i) = Σ_{i'≤i} w_i'/i',
     Σ_i w_i KL(P_i‖D) = Σ_j a_j (H(n) − H(j−1)) − Σ_i w_i ln i, so each ranking needs only
     per-group sums and a small table of prefix sums over i; no O(n·G) state at all.
     FairRankTune adds ε = 1e-7 to both distributions and accepts one ranking only.
