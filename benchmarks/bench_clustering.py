@@ -18,8 +18,9 @@ Four comparisons, measured in the same run on the same seeded data:
    (target: SE < 0.005). No reference can do this size (O(N²)).
 
 Every measured case runs in a fresh process, which reports its time (best of a few repeats for
-fast cases); the parent reads that process's peak resident memory from ``os.wait4``. Results
-are printed and written to benchmarks/results/clustering.md.
+fast cases); the parent reads that process's peak resident memory from ``os.wait4``. The
+sub-second comparisons with a target run in three rounds, frameaudit and the reference
+alternating (see ``duel``). Results are printed and written to benchmarks/results/clustering.md.
 """
 
 from __future__ import annotations
@@ -214,6 +215,25 @@ def measure(case: str, *args: Any) -> dict[str, Any]:
     return result
 
 
+def duel(
+    case: str, ours: tuple[Any, ...], ref: tuple[Any, ...], rounds: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Measure both sides ``rounds`` times, alternating, and keep each side's fastest run.
+
+    Other processes load a shared machine in bursts: alternating makes a burst hit both sides
+    alike, and the best of separate rounds is what the code costs. Peak memory: the largest.
+    """
+    runs: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+    for _ in range(rounds):
+        for side, args in zip(runs, (ours, ref), strict=True):
+            side.append(measure(case, *args))
+    best = []
+    for side in runs:
+        fastest = min(side, key=lambda run: run["seconds"])
+        best.append({**fastest, "peak_bytes": max(run["peak_bytes"] for run in side)})
+    return best[0], best[1]
+
+
 # --- the report ---------------------------------------------------------------------------------
 
 
@@ -226,6 +246,7 @@ def run(quick: bool) -> str:
     silhouette_sizes = (2_000, 5_000) if quick else (10_000, 40_000)
     n_sample, per_group = (100_000, 200) if quick else (1_000_000, 1_000)
     repeats = 3 if quick else 5
+    rounds = 3  # for the sub-second cases with a target (see duel)
     rows: list[list[str]] = []
 
     def compare(
@@ -262,23 +283,25 @@ def run(quick: bool) -> str:
     # The larger size shows how the fixed cost of a call (plan building, checks) amortises.
     for n, target in ((n_labels, 5.0), (10 * n_labels, None)):
         for metric in LABEL_METRICS:
-            ours = measure("label", "frameaudit", metric, n, repeats)
-            ref = measure("label", "holisticai", metric, n, repeats)
+            ours, ref = duel(
+                "label",
+                ("frameaudit", metric, n, repeats),
+                ("holisticai", metric, n, repeats),
+                rounds if target else 1,
+            )
             if metric == "cluster_balance":  # holisticai folds each ratio: min(rho, 1/rho)
                 ref["value"] = ours["value"]
             compare(metric, f"{n:,} points", ours, "holisticai", ref, target=target)
     size = f"{n_sfr:,} x 10 x 10"
-    ours = measure("sfr", "frameaudit", n_sfr, repeats)
-    ref = measure("sfr", "holisticai", n_sfr, repeats)
+    ours, ref = duel("sfr", ("frameaudit", n_sfr, repeats), ("holisticai", n_sfr, repeats), rounds)
     compare("social_fairness_ratio", size, ours, "holisticai", ref, target=5)
     duck = measure("sfr", "frameaudit-duckdb", n_sfr, repeats)
     compare("social_fairness_ratio (DuckDB)", size, duck, "holisticai", ref, target=None)
     memory_ok = True
     for n in silhouette_sizes:
-        reps = 1 if n >= 20_000 else 2
-        ours = measure("silhouette", "frameaudit", n, reps)
-        sklearn = measure("silhouette", "scikit-learn", n, reps)
-        holistic = measure("silhouette", "holisticai", n, reps)
+        ours = measure("silhouette", "frameaudit", n, 2)
+        sklearn = measure("silhouette", "scikit-learn", n, 2)
+        holistic = measure("silhouette", "holisticai", n, 2)
         last = n == silhouette_sizes[-1]
         compare(
             "silhouette_difference",
@@ -312,7 +335,9 @@ def run(quick: bool) -> str:
         f"{load:.1f} at the end: other processes shared the machine) with `{command}`; "
         f"Polars {pl.__version__}, numpy {np.__version__}. frameaudit runs on an eager Polars "
         f"frame (plan building, value checks and the result included); times are the best of "
-        f"{repeats} runs (1–2 for the silhouette); peak memory is the resident set of the "
+        f"{repeats} runs (2 for the silhouette), and where there is a target at "
+        f"{n_labels:,} points the best of {rounds} such rounds, frameaudit and the reference "
+        "alternating; peak memory is the resident set of the "
         "measuring process (data included).",
         "",
         "| metric | size | frameaudit (s) | reference | reference (s) | speed-up | target | met | frameaudit peak memory |",
@@ -325,9 +350,10 @@ def run(quick: bool) -> str:
         f"`sample={per_group}` at {n_sample:,} points (10 features, 10 clusters): "
         f"{seconds_text(sampled['seconds'])} s, silhouette difference {sampled['value']:.4f} with "
         f"standard error {sampled['std_error']:.4f} (target < 0.005: "
-        f"{'yes' if sampled['std_error'] < 0.005 else '**no**'}; the error is about "
-        f"σ·√(2/m) for the spread σ ≈ {sampled['std_error'] * (per_group / 2) ** 0.5:.3f} of this "
-        f"data's silhouettes, so it is under 0.005 at m = 1,000 when σ < 0.11), "
+        f"{'yes' if sampled['std_error'] < 0.005 else '**no**'}; the sample is stratified by "
+        f"group and cluster, so the error is about σ·√(2/m) for the spread "
+        f"σ ≈ {sampled['std_error'] * (per_group / 2) ** 0.5:.3f} of this data's silhouettes "
+        "within a cluster, under 0.005 at m = 1,000 when σ < 0.11), "
         f"{sampled['n_sampled']:,} points "
         f"evaluated against all {n_sample:,}; peak memory {sampled['peak_bytes'] / 2**20:,.0f} MiB. "
         "holisticai and scikit-learn need all N² distances (holisticai: > 300 s at 100,000 points).",

@@ -53,12 +53,12 @@ __all__ = [
 
 Names = str | Sequence[str]
 
-_ALL = "__fa_all"
+_ALL = "__fa_all"  # the one partition without by, where a join needs a key
 _G = "__fa_g"  # 1 for group a, 2 for group b, 0 for any other group, -1 for a centroid row
 _N = "__fa_n"
-_UNDEFINED = "__fa_undefined"
+_DEFINED = "__fa_defined"  # clusters whose term is defined
 _SUM_A, _COUNT_A, _SUM_B, _COUNT_B = "__fa_sum_a", "__fa_n_a", "__fa_sum_b", "__fa_n_b"
-_DETAIL = ["n_cluster", "n_a", "n_b", "share_a", "share_b", "rho_a", "rho_b"]
+_COUNTS = ["n_cluster", "n_a", "n_b"]
 _KERNEL_WORKAROUND = (
     "select the cluster, group, feature and by columns into a Polars or pandas frame "
     "(DuckDB: relation.pl(); PySpark: df.toPandas()) and call it on that; for large data "
@@ -70,14 +70,13 @@ _KERNEL_WORKAROUND = (
 class _Prepared:
     """A validated point frame and the names of its roles.
 
-    ``frame`` holds the role columns plus the group code ``_G``, the partition column and the
-    features as Float64 columns named in ``features``.
+    ``frame`` holds the role columns; for the distance metrics also the group code ``_G`` and
+    the features as Float64 columns named in ``features``.
     """
 
     source: Source
     frame: nw.LazyFrame[Any]
     by: list[str]
-    partition: list[str]
     features: list[str]
     checks: list[v.Check]
 
@@ -144,15 +143,18 @@ def _feature_columns(
                 f"column, found {kind}"
             )
             raise InvalidDtypeError(msg)
+
+    def as_float(name: str) -> nw.Expr:  # a cast that changes nothing still costs plan time
+        return nw.col(name) if schema[name] == nw.Float64 else nw.col(name).cast(nw.Float64)
+
     return (
-        [nw.col(name).cast(nw.Float64).alias(f"__fa_x{j}") for j, name in enumerate(names)],
+        [as_float(name).alias(f"__fa_x{j}") for j, name in enumerate(names)],
         {f"__fa_x{j}": f"features={name!r}{where}" for j, name in enumerate(names)},
     )
 
 
 def _prepare(
     frame: Any,
-    metric: str,
     *,
     cluster: str | None,
     group: str,
@@ -161,7 +163,11 @@ def _prepare(
     by: Names | None,
     features: Names | None = None,
 ) -> _Prepared:
-    """Validate the schema, bring the frame into the engine, add the group code and features."""
+    """Validate the schema and bring the frame into the engine.
+
+    With ``features`` (the distance metrics), also add the group code and the features. The
+    checks on the rows start with the null check; :func:`_present` adds the others.
+    """
     for parameter, value in (("cluster", cluster), ("group", group)):
         if value is not None and not isinstance(value, str):
             msg = f"{parameter}={value!r}: expected one column name (str)"
@@ -175,6 +181,9 @@ def _prepare(
     source = to_engine(frame, {**roles, **dict.fromkeys(feature_names, "features")})
     lf = source.frame
     _check_group_values(lf.collect_schema()[group], group, {"a": a, "b": b})
+    checks = [v.no_nulls(lf, roles)]
+    if features is None:
+        return _Prepared(source, lf, by_names, [], checks)
     expressions, labels = _feature_columns(lf, feature_names)
     code = (
         nw.when(nw.col(group) == a)
@@ -184,18 +193,23 @@ def _prepare(
         .otherwise(nw.lit(0))
         .cast(nw.Int8)
     )
-    lf = lf.with_columns(
-        code.alias(_G), *expressions, *([] if by_names else [nw.lit(0).alias(_ALL)])
-    )
+    lf = lf.with_columns(code.alias(_G), *expressions)
     # Row rules on one frame are evaluated together, in one pass over the data.
-    checks = [v.non_empty(lf, metric), v.no_nulls(lf, roles)]
-    if labels:
-        checks.append(v.finite(lf, labels))
-    return _Prepared(source, lf, by_names, by_names or [_ALL], list(labels), checks)
+    checks = [v.no_nulls(lf, roles), v.finite(lf, labels)]
+    return _Prepared(source, lf, by_names, list(labels), checks)
 
 
-def _present(prep: _Prepared, frame: nw.LazyFrame[Any], group: str, a: Any, b: Any) -> None:
-    prep.checks.append(v.values_present(frame, group, "group", {"a": a, "b": b}))
+def _present(
+    prep: _Prepared, frame: nw.LazyFrame[Any], metric: str, *, group: str, a: Any, b: Any
+) -> None:
+    """``frame`` (the points, or their counts per group) has rows, and rows of a and of b.
+
+    Both are row rules on one frame: the engine evaluates them in one pass.
+    """
+    prep.checks += [
+        v.non_empty(frame, metric),
+        v.values_present(frame, group, "group", {"a": a, "b": b}),
+    ]
 
 
 def _partitioned(prep: _Prepared, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -254,10 +268,19 @@ def _tv_term() -> nw.Expr:
 
 def _kl_term() -> nw.Expr:
     share_a, share_b = nw.col("share_a"), nw.col("share_b")
-    # 0·ln 0 = 0: the logarithm's argument is 1 there (engines that evaluate both branches
-    # would otherwise take ln 0); P_b(c) = 0 < P_a(c) gives +inf; an undefined share, null.
-    ratio = nw.when(share_a > 0).then(safe_div(share_a, share_b)).otherwise(nw.lit(1.0))
-    return nw.when(share_b.is_null()).then(null_float()).otherwise(share_a * ratio.log())
+    # An undefined share gives null; 0·ln 0 = 0: the logarithm's argument is 1 there (engines
+    # that evaluate every branch would otherwise take ln 0); P_b(c) = 0 < P_a(c) gives
+    # ln(+inf) = +inf. One when-chain: each one costs plan-building time.
+    ratio = (
+        nw.when(share_b.is_null())
+        .then(null_float())
+        .when(share_a == 0)
+        .then(nw.lit(1.0))
+        .when(share_b == 0)
+        .then(nw.lit(float("inf")))
+        .otherwise(share_a / share_b)
+    )
+    return share_a * ratio.log()
 
 
 # metric → (its per-cluster term, how the terms reduce over clusters, the columns it needs)
@@ -268,16 +291,30 @@ _LABEL_METRICS: dict[str, tuple[Callable[[], nw.Expr], Literal["min", "sum"], tu
     "cluster_distribution_kl": (_kl_term, "sum", ("share_a", "share_b")),
 }
 
-_SHARES: dict[str, Callable[[], nw.Expr]] = {
-    "share_a": lambda: _over_positive(_f64("n_a"), nw.col("__fa_total_a")),
-    "share_b": lambda: _over_positive(_f64("n_b"), nw.col("__fa_total_b")),
-    "rho_a": lambda: _over_positive(
-        _f64("n_a") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_a")
+_TOTALS = {"__fa_total": "n_cluster", "__fa_total_a": "n_a", "__fa_total_b": "n_b"}
+
+# per-cluster column → (its expression, the partition totals it reads)
+_SHARES: dict[str, tuple[Callable[[], nw.Expr], tuple[str, ...]]] = {
+    "share_a": (lambda: _over_positive(_f64("n_a"), nw.col("__fa_total_a")), ("__fa_total_a",)),
+    "share_b": (lambda: _over_positive(_f64("n_b"), nw.col("__fa_total_b")), ("__fa_total_b",)),
+    "rho_a": (
+        lambda: _over_positive(
+            _f64("n_a") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_a")
+        ),
+        ("__fa_total", "__fa_total_a"),
     ),
-    "rho_b": lambda: _over_positive(
-        _f64("n_b") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_b")
+    "rho_b": (
+        lambda: _over_positive(
+            _f64("n_b") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_b")
+        ),
+        ("__fa_total", "__fa_total_b"),
     ),
 }
+
+
+def _per_partition(expr: nw.Expr, by: list[str]) -> nw.Expr:
+    """An aggregate broadcast to the rows of each partition (of the whole frame without by)."""
+    return expr.over(*by) if by else expr
 
 
 def _label_metric(
@@ -294,53 +331,48 @@ def _label_metric(
     """Counts per (partition, cluster, group), the per-cluster terms, their min or sum.
 
     A null term (0/0) makes the partition's value null: an undefined cluster is never skipped.
-    Only the columns the metric needs are computed (plan building dominates at this size).
+    Only the columns the metric needs are computed, in as few steps as possible: building the
+    plan costs more than running it up to about a million rows.
     """
-    prep = _prepare(frame, metric, cluster=cluster, group=group, a=a, b=b, by=by)
-    keys = [*prep.partition, cluster]
-    # The one pass over the data; a constant partition key is added after it (as a group key
-    # it would slow the aggregation down by half).
-    counts = shared(
-        prep.frame.group_by([*prep.by, cluster, group])
-        .agg(nw.len().alias(_N))
-        .with_columns(nw.col(_N).cast(nw.Int64))
-    )
-    _present(prep, counts, group, a, b)
+    prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by)
+    # The one pass over the data. The checks read it too: cached, it is computed once.
+    counts = shared(prep.frame.group_by([*prep.by, cluster, group]).agg(nw.len().alias(_N)))
+    _present(prep, counts, metric, group=group, a=a, b=b)
+    n = nw.col(_N).cast(nw.Int64)
     per = (
-        _partitioned(prep, counts)
-        .with_columns(
-            ((nw.col(group) == a).cast(nw.Int64) * nw.col(_N)).alias("n_a"),
-            ((nw.col(group) == b).cast(nw.Int64) * nw.col(_N)).alias("n_b"),
+        counts.with_columns(
+            n.alias(_N),
+            ((nw.col(group) == a).cast(nw.Int64) * n).alias("n_a"),
+            ((nw.col(group) == b).cast(nw.Int64) * n).alias("n_b"),
         )
-        .group_by(keys)
+        .group_by([*prep.by, cluster])
+        # Aggregations stay elementary (Dask).
         .agg(nw.col(_N).sum().alias("n_cluster"), nw.col("n_a").sum(), nw.col("n_b").sum())
-        # Aggregations stay elementary (Dask); DuckDB sums are decimals, hence the cast.
-        .with_columns(nw.col(c).cast(nw.Int64) for c in ("n_cluster", "n_a", "n_b"))
     )
     term, reduction, needed = _LABEL_METRICS[metric]
     derived = list(_SHARES) if per_cluster else needed
+    totals = {total for name in derived for total in _SHARES[name][1]}
     if derived:
-        totals = {"__fa_total": "n_cluster", "__fa_total_a": "n_a", "__fa_total_b": "n_b"}
         per = per.with_columns(
-            _f64(column).sum().over(*prep.partition).alias(total)
-            for total, column in totals.items()
-        ).with_columns(_SHARES[name]().alias(name) for name in derived)
+            _per_partition(_f64(column).sum(), prep.by).alias(total)
+            for total, column in _TOTALS.items()
+            if total in totals
+        ).with_columns(_SHARES[name][0]().alias(name) for name in derived)
     detail = per.with_columns(term().alias(metric))
     if per_cluster:
-        result = detail.select(*prep.by, cluster, *_DETAIL, metric)
+        # DuckDB sums are decimals, hence the casts.
+        integers = (nw.col(c).cast(nw.Int64) for c in _COUNTS)
+        result = detail.select(*prep.by, cluster, *integers, *_SHARES, metric)
         return from_engine(result, prep.source, sort_by=[*prep.by, cluster], checks=prep.checks)
     value = nw.col(metric).min() if reduction == "min" else nw.col(metric).sum()
-    summary = (
-        detail.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_UNDEFINED))
-        .group_by(prep.partition)
-        .agg(value, nw.col(_UNDEFINED).sum())
-        .select(
-            *prep.by,
-            nw.when(nw.col(_UNDEFINED) > 0)
-            .then(null_float())
-            .otherwise(nw.col(metric))
-            .alias(metric),
-        )
+    reductions = [value, nw.col(metric).count().alias(_DEFINED), nw.len().alias(_N)]
+    reduced = detail.group_by(prep.by).agg(*reductions) if prep.by else detail.select(*reductions)
+    summary = reduced.select(
+        *prep.by,
+        nw.when(nw.col(_DEFINED) < nw.col(_N))
+        .then(null_float())
+        .otherwise(nw.col(metric))
+        .alias(metric),
     )
     return from_engine(summary, prep.source, sort_by=prep.by, checks=prep.checks)
 
@@ -594,12 +626,12 @@ def cluster_distribution_kl(
 def _centroids(
     prep: _Prepared, centroids: Any, *, cluster: str, features: Names
 ) -> nw.LazyFrame[Any]:
-    """The centroids as (partition, features): given, or the cluster means in the query."""
+    """The centroids as (by, features): given, or the cluster means in the query."""
     if centroids is None:
         means = prep.frame.group_by([*prep.by, cluster]).agg(
             nw.col(x).mean() for x in prep.features
         )
-        return _partitioned(prep, means).select(*prep.partition, *prep.features)
+        return means.select(*prep.by, *prep.features)
     names = v.as_names(features, "features")
     columns = {
         cluster: "cluster",
@@ -615,18 +647,14 @@ def _centroids(
         )
         raise InvalidDtypeError(msg)
     schema = prep.frame.collect_schema()
-    other = other.with_columns(
-        *expressions,
-        *(nw.col(c).cast(schema[c]) for c in prep.by),
-        *([] if prep.by else [nw.lit(0).alias(_ALL)]),
-    )
+    other = other.with_columns(*expressions, *(nw.col(c).cast(schema[c]) for c in prep.by))
     prep.checks += [
         v.non_empty(other, "centroids"),
         v.no_nulls(other, {c: f"centroids {p}" for c, p in columns.items() if p != "features"}),
         v.finite(other, labels),
-        v.unique_within(other, [*prep.partition, cluster], "centroids", "one row per cluster"),
+        v.unique_within(other, [*prep.by, cluster], "centroids", "one row per cluster"),
     ]
-    return other.select(*prep.partition, *prep.features)
+    return other.select(*prep.by, *prep.features)
 
 
 def _nearest_batch(df: pl.DataFrame, *, by: list[str], features: list[str]) -> pl.DataFrame:
@@ -647,16 +675,17 @@ def _nearest_batch(df: pl.DataFrame, *, by: list[str], features: list[str]) -> p
         kept.append(index)
         centres = xt[:, rows[own < 0]].T
         # Every row is measured (rows of other groups and the centroids too): cheaper than
-        # gathering the points of a and b into a new array.
-        distance = (
-            centroid_kernel.nearest_centroid_distance(xt[:, rows] if by else xt, centres)
+        # gathering the points of a and b into a new array. Label = group code + 1 (0: centroid).
+        labels = (own + 1).astype(np.intp)
+        total = (
+            centroid_kernel.nearest_centroid_sums(xt[:, rows] if by else xt, centres, labels, 4)
             if centres.shape[0]
             else None
         )
-        for code_value, total, count in ((1, _SUM_A, _COUNT_A), (2, _SUM_B, _COUNT_B)):
-            member = own == code_value
-            sums[total].append(None if distance is None else float(distance[member].sum()))
-            sums[count].append(int(member.sum()))
+        counts = np.bincount(labels, minlength=4)
+        for code_value, sum_name, count_name in ((1, _SUM_A, _COUNT_A), (2, _SUM_B, _COUNT_B)):
+            sums[sum_name].append(None if total is None else float(total[code_value + 1]))
+            sums[count_name].append(int(counts[code_value + 1]))
     dtypes = {_SUM_A: pl.Float64, _COUNT_A: pl.Int64, _SUM_B: pl.Float64, _COUNT_B: pl.Int64}
     return _kernel_result(
         keys[kept] if by else keys, {name: (dtypes[name], sums[name]) for name in sums}
@@ -694,14 +723,17 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     """
     xs = prep.features
     cs = [f"__fa_c{j}" for j in range(len(xs))]
+    keys = prep.by or [_ALL]
     points = (
-        prep.frame.filter(nw.col(_G) > 0)
-        .group_by([*prep.partition, _G, *xs])
+        _partitioned(prep, prep.frame.filter(nw.col(_G) > 0))
+        .group_by([*keys, _G, *xs])
         .agg(nw.len().alias("__fa_w"))
     )
     pairs = points.join(
-        centres.select(*prep.partition, *(nw.col(x).alias(c) for x, c in zip(xs, cs, strict=True))),
-        on=prep.partition,
+        _partitioned(prep, centres).select(
+            *keys, *(nw.col(x).alias(c) for x, c in zip(xs, cs, strict=True))
+        ),
+        on=keys,
         how="inner",
     )
     squared = nw.sum_horizontal(
@@ -712,7 +744,7 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     in_b = (nw.col(_G) == 2).cast(nw.Float64)
     stats = (
         pairs.with_columns(squared.alias("__fa_d2"))
-        .group_by([*prep.partition, _G, *xs])
+        .group_by([*keys, _G, *xs])
         .agg(nw.col("__fa_d2").min(), nw.col("__fa_w").max())
         .with_columns((nw.col("__fa_d2").sqrt() * weight).alias("__fa_wd"))
         .with_columns(
@@ -721,11 +753,11 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
             (in_b * nw.col("__fa_wd")).alias(_SUM_B),
             (in_b * weight).alias(_COUNT_B),
         )
-        .group_by(prep.partition)
+        .group_by(keys)
         .agg(nw.col(c).sum() for c in (_SUM_A, _COUNT_A, _SUM_B, _COUNT_B))
     )
-    partitions = prep.frame.select(prep.partition).unique()
-    return partitions.join(stats, on=prep.partition, how="left")
+    partitions = _partitioned(prep, prep.frame).select(keys).unique()
+    return partitions.join(stats, on=keys, how="left")
 
 
 def social_fairness_ratio(
@@ -801,7 +833,6 @@ def social_fairness_ratio(
     metric = "social_fairness_ratio"
     prep = _prepare(
         frame,
-        metric,
         cluster=cluster if centroids is None else None,
         group=group,
         a=a,
@@ -817,7 +848,7 @@ def social_fairness_ratio(
             "(polars.from_pandas(ddf.compute())), DuckDB or PySpark."
         )
         raise UnsupportedBackendError(msg)
-    _present(prep, prep.frame, group, a, b)
+    _present(prep, prep.frame, metric, group=group, a=a, b=b)
     centres = _centroids(prep, centroids, cluster=cluster, features=features)
     nearest = _nearest_in_memory if prep.source.kind.on_polars else _nearest_by_join
     stats = nearest(prep, centres)
@@ -826,15 +857,11 @@ def social_fairness_ratio(
         _over_positive(nw.col(_SUM_A), _f64(_COUNT_A)).alias("__fa_mean_a"),
         _over_positive(nw.col(_SUM_B), _f64(_COUNT_B)).alias("__fa_mean_b"),
     )
-    # A group without points has no mean (null); coordinates so large that squares overflow
-    # make both means inf, and inf/inf is undefined too.
-    mean_a, mean_b = nw.col("__fa_mean_a"), nw.col("__fa_mean_b")
-    ratio = (
-        nw.when(mean_b.is_null())
-        .then(null_float())
-        .otherwise(nan_to_null(safe_div(mean_a, mean_b)))
-    )
-    result = means.select(*prep.by, ratio.alias(metric))
+    # A group without points has no mean (null), and safe_div keeps null; coordinates so large
+    # that squares overflow make both means inf, and inf/inf is undefined too.
+    ratio = safe_div(nw.col("__fa_mean_a"), nw.col("__fa_mean_b")).alias(metric)
+    # (two steps: narwhals would build the division twice inside nan_to_null)
+    result = means.with_columns(ratio).select(*prep.by, nan_to_null(nw.col(metric)).alias(metric))
     return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
 
 
@@ -880,6 +907,22 @@ def _require_int(parameter: str, value: Any, low: int, high: int | None) -> None
         raise InvalidParameterError(msg)
 
 
+def _priority(df: pl.DataFrame, seed: int) -> npt.NDArray[np.uint64]:
+    """A random priority per row that depends on the rows' content and the seed, not their order.
+
+    A seeded hash of each row's content, identical rows numbered (after a sort by the hash,
+    far cheaper than a window over a million groups; which of two identical rows gets which
+    number changes nothing), hashed again with their number.
+    """
+    content = df.hash_rows(seed=seed).to_numpy()
+    order = np.argsort(content)
+    ordered = content[order]
+    first = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    copy = np.empty(content.size, dtype=np.int64)
+    copy[order] = np.arange(content.size) - np.repeat(first, np.diff(first, append=content.size))
+    return pl.DataFrame({"hash": content, "copy": copy}).hash_rows(seed=seed).to_numpy()
+
+
 def _silhouette_batch(
     df: pl.DataFrame,
     *,
@@ -903,13 +946,7 @@ def _silhouette_batch(
         .astype(np.intp)
         - 1
     )
-    priority = None
-    if sample is not None:
-        # A seeded hash of each row's content, duplicates numbered, is a random priority that
-        # does not depend on the input row order.
-        content = df.hash_rows(seed=seed).alias("__fa_hash").to_frame()
-        copy = pl.int_range(pl.len()).over("__fa_hash").alias("__fa_copy")
-        priority = content.with_columns(copy).hash_rows(seed=seed).to_numpy()
+    priority = None if sample is None else _priority(df, seed)
     results = [
         silhouette_kernel.group_silhouette(
             x if len(parts) == 1 else x[rows],
@@ -975,8 +1012,11 @@ def silhouette_difference(
         Column(s): one independent result per partition (e.g. per clustering run).
     sample
         None (default): exact, every s_i. An integer m ≥ 2: evaluate the exact s_i (against
-        all points) of a random sample of m points from each of a and b, and report the
-        standard error of the estimate. Groups with at most m points are taken whole.
+        all points) of a random sample of about m points from each of a and b, stratified by
+        cluster, and report the standard error of the estimate. Each group's m points are
+        shared among its clusters in proportion to their sizes (largest remainders), at least
+        2 per cluster (or all its points when fewer), so the sample may exceed m by up to 2 per
+        cluster. Groups with at most m points are taken whole.
     seed
         Seed of the sample. The sample is a function of the data and the seed only (not of
         the row order).
@@ -994,11 +1034,14 @@ def silhouette_difference(
 
     Notes
     -----
-    Exact mode: O(N²·d) arithmetic (half the pairs, BLAS), memory O(N·(d + k)) plus a few
-    blocks of at most 256 × 256 distances per thread, never an N × N matrix. Sampled mode:
-    O(m·N·d). The standard error is that of a stratified sample without replacement:
-    √(Σ_g (1 − m_g/N_g)·var_g/m_g), var with ddof 1. Undefined (null) when a partition has no
-    point of a or of b.
+    Exact mode: O(N²·d) arithmetic (half the pairs, BLAS), memory O(N·(d + k)) plus one
+    block of at most 256 × 256 distances per thread, never an N × N matrix. Sampled mode:
+    O(m·N·d). With strata h = the clusters of group g (N_h points, m_h sampled, weight
+    W_h = N_h/N_g), the group mean is the stratified estimate Σ_h W_h·ȳ_h and the standard
+    error that of stratified sampling without replacement,
+    √(Σ_g Σ_h W_h²·(1 − m_h/N_h)·s_h²/m_h) with s_h² of ddof 1: the differences between the
+    clusters' silhouettes add nothing to it. Undefined (null) when a partition has no point of
+    a or of b.
 
     Examples
     --------
@@ -1029,8 +1072,8 @@ def silhouette_difference(
     if progress is not None and not isinstance(progress, bool):
         msg = f"progress={progress!r}: expected True, False or None"
         raise InvalidParameterError(msg)
-    prep = _prepare(frame, metric, cluster=cluster, group=group, a=a, b=b, by=by, features=features)
-    _present(prep, prep.frame, group, a, b)
+    prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by, features=features)
+    _present(prep, prep.frame, metric, group=group, a=a, b=b)
     prep.checks.append(_at_least_two_clusters(prep, cluster))
     outputs: dict[str, pl.DataType] = {"silhouette_a": pl.Float64(), "silhouette_b": pl.Float64()}
     if sample is not None:

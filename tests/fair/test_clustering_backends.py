@@ -190,7 +190,8 @@ def test_silhouette_sample_in_memory(constructor: Constructor) -> None:
         "std_error",
         "n_sampled",
     ]
-    assert got["n_sampled"].to_list() == [10, 10, 10]
+    # 5 points of each group, at least 2 from each of its (up to 4) clusters: 10 to 26
+    assert all(10 <= n <= 26 for n in got["n_sampled"])
     # the sample depends on the data and the seed, not on the (shuffled) row order
     assert_frame_close(got, fa.fair.silhouette_difference(FRAME, **options))
 

@@ -8,12 +8,15 @@ progress reporting, and degenerate inputs.
 
 from __future__ import annotations
 
+import math
 import tracemalloc
+from typing import Any
 
 import numpy as np
 import pytest
 from reference import clustering as ref
 from sklearn.datasets import make_blobs
+from threadpoolctl import threadpool_info
 
 from frameaudit._kernels import centroid, silhouette
 
@@ -68,11 +71,23 @@ def test_conventions() -> None:
     assert silhouette.silhouette_samples(x[:0], labels[:0]).shape == (0,)
 
 
-@pytest.mark.parametrize("d", [1, 2, 10, 50, 500])
-def test_block_size_keeps_blas_single_threaded(d: int) -> None:
-    size = silhouette._block_size(d)
-    assert 32 <= size <= 256
-    assert size == 32 or size * size * (d + 2) <= silhouette.BLAS_SERIAL
+def test_blas_runs_single_threaded_inside_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's threads each multiply on one BLAS thread (spinning OpenBLAS threads next to
+    them were measured to make a run 10x slower); the limit is lifted afterwards."""
+    seen: list[int] = []
+    original = silhouette._exact_close_pairs
+
+    def spy(*args: Any) -> None:
+        seen.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+        original(*args)
+
+    monkeypatch.setattr(silhouette, "_exact_close_pairs", spy)
+    before = [info["num_threads"] for info in threadpool_info()]
+    x, labels = _blobs(600)
+    silhouette.silhouette_samples(x, labels)
+    assert seen
+    assert set(seen) == {1}
+    assert [info["num_threads"] for info in threadpool_info()] == before
 
 
 def test_memory_is_bounded() -> None:
@@ -113,26 +128,101 @@ def test_group_silhouette_exact_and_whole_sample() -> None:
     assert whole.std_error == 0.0
 
 
+def _allocation(sizes: list[int], total: int) -> list[int]:
+    """Proportional allocation by largest remainders (ties to the lower stratum), then at least
+    two per stratum or all of it, written out step by step."""
+    quotas = [total * size / sum(sizes) for size in sizes]
+    take = [math.floor(quota) for quota in quotas]
+    by_remainder = sorted(range(len(sizes)), key=lambda h: (take[h] - quotas[h], h))
+    for h in by_remainder[: total - sum(take)]:
+        take[h] += 1
+    return [min(size, max(t, 2)) for size, t in zip(sizes, take, strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("sizes", "total", "expected"),
+    [
+        ([50, 30, 20], 10, [5, 3, 2]),  # exactly proportional
+        ([1, 1, 98], 10, [1, 1, 10]),  # the remainder goes to 9.8; small strata taken whole
+        ([3, 3, 3], 100, [3, 3, 3]),  # a population of at most `total` is taken whole
+        ([0, 10, 10], 5, [0, 3, 2]),  # tied remainders: the lower stratum first
+        ([7, 0, 5], 4, [2, 0, 2]),  # at least two: 2.33 and 1.67 round to 2 and 2
+        ([40, 30, 30], 3, [2, 2, 2]),  # at least two each: more than `total`
+    ],
+)
+def test_allocation(sizes: list[int], total: int, expected: list[int]) -> None:
+    assert _allocation(sizes, total) == expected
+    got = silhouette._allocation(np.array(sizes, dtype=np.int64), total)
+    assert got.tolist() == expected
+
+
+def test_allocation_matches_the_written_out_rule() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        sizes = rng.integers(0, 60, size=int(rng.integers(1, 9))).tolist()
+        if sum(sizes):
+            total = int(rng.integers(1, 120))
+            got = silhouette._allocation(np.array(sizes, dtype=np.int64), total)
+            assert got.tolist() == _allocation(sizes, total)
+
+
 def test_group_silhouette_sample() -> None:
-    """The sampled points are the m of each group with the smallest priority; the standard
-    error is the stratified without-replacement formula on their exact s_i."""
+    """In each (group, cluster) stratum the allocated points with the smallest priority; the
+    stratified mean and its without-replacement standard error on their exact s_i."""
     x, labels = _blobs(3000, k=6, spread=2.5)
     groups = np.random.default_rng(3).integers(0, 3, size=3000).astype(np.int8)
     priority = np.random.default_rng(4).permutation(3000).astype(np.uint64)
     got = silhouette.group_silhouette(x, labels, groups, sample=150, priority=priority)
-    s = silhouette.silhouette_samples(x, labels)
-    estimate, variance = {}, 0.0
+    s = ref.silhouette_samples(x, labels.tolist())
+    estimate, variance, sampled = {}, 0.0, 0
     for code in (1, 2):
-        members = np.flatnonzero(groups == code)
-        chosen = members[np.argsort(priority[members])[:150]]
-        estimate[code] = s[chosen].mean()
-        variance += (1 - 150 / members.size) * s[chosen].var(ddof=1) / 150
+        strata = [np.flatnonzero((groups == code) & (labels == c)) for c in range(6)]
+        sizes = [stratum.size for stratum in strata]
+        estimate[code] = 0.0
+        for stratum, m in zip(strata, _allocation(sizes, 150), strict=True):
+            chosen = stratum[np.argsort(priority[stratum])[:m]]
+            weight = stratum.size / sum(sizes)
+            estimate[code] += weight * s[chosen].mean()
+            if m < stratum.size:
+                variance += weight**2 * (1 - m / stratum.size) * s[chosen].var(ddof=1) / m
+            sampled += m
     assert got.mean_a == pytest.approx(estimate[1], abs=1e-12)
     assert got.mean_b == pytest.approx(estimate[2], abs=1e-12)
-    assert got.std_error == pytest.approx(np.sqrt(variance), rel=1e-12)
-    assert got.n_sampled == 300
-    truth = s[groups == 2].mean() - s[groups == 1].mean()
-    assert abs((got.mean_b - got.mean_a) - truth) < 4 * got.std_error  # type: ignore[operator]
+    assert got.std_error == pytest.approx(np.sqrt(variance), rel=1e-9)
+    assert got.n_sampled == sampled
+
+
+def test_group_silhouette_sample_is_unbiased_with_an_honest_error() -> None:
+    """Over many seeds the estimates centre on the exact difference, spread as much as the
+    reported standard error says, and cover it; clusters with different silhouette levels
+    (the between-cluster spread that stratification removes)."""
+    rng = np.random.default_rng(11)
+    centres = np.array([[0.0, 0.0], [9.0, 0.0], [0.0, 9.0], [30.0, 30.0]])
+    spreads = np.array([0.5, 2.0, 3.5, 1.0])
+    labels = rng.integers(0, 4, size=2400).astype(np.intp)
+    x = centres[labels] + rng.normal(size=(2400, 2)) * spreads[labels, None]
+    groups = rng.integers(0, 3, size=2400).astype(np.int8)
+    exact = silhouette.group_silhouette(x, labels, groups)
+    truth = exact.mean_b - exact.mean_a  # type: ignore[operator]
+    estimates, errors = [], []
+    for _ in range(300):
+        priority = rng.permutation(2400).astype(np.uint64)
+        got = silhouette.group_silhouette(x, labels, groups, sample=60, priority=priority)
+        estimates.append(got.mean_b - got.mean_a)  # type: ignore[operator]
+        errors.append(got.std_error)
+    spread = np.std(estimates, ddof=1)
+    assert abs(np.mean(estimates) - truth) < 4 * spread / np.sqrt(300)
+    assert 0.8 < np.mean(errors) / spread < 1.25
+    covered = np.abs(np.array(estimates) - truth) < 1.96 * np.array(errors)
+    assert covered.mean() > 0.9
+
+
+def _distances(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Each point's own nearest-centroid distance: the kernel with one label per point."""
+    labels = np.arange(points.shape[0])
+    return centroid.nearest_centroid_sums(
+        np.ascontiguousarray(points.T), centres, labels, points.shape[0]
+    )
 
 
 @pytest.mark.parametrize(("n", "offset"), [(1, 0.0), (5000, 0.0), (3001, 1e6)])
@@ -141,7 +231,29 @@ def test_nearest_centroid_distance(n: int, offset: float) -> None:
     points = rng.normal(size=(n, 3)) * 5 + offset
     centres = rng.normal(size=(7, 3)) * 5 + offset
     expected = np.sqrt(((points[:, None, :] - centres[None]) ** 2).sum(axis=-1)).min(axis=1)
-    got = centroid.nearest_centroid_distance(np.ascontiguousarray(points.T), centres)
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-9)
-    on_centre = centroid.nearest_centroid_distance(np.ascontiguousarray(centres.T), centres)
-    assert (on_centre == 0.0).all()
+    np.testing.assert_allclose(_distances(points, centres), expected, rtol=1e-12, atol=1e-9)
+    assert (_distances(centres, centres) == 0.0).all()
+
+
+def test_nearest_centroid_sums_per_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per-label sums equal the direct computation, with any number of threads; a NaN
+    coordinate spoils its own label's sum only; no points, zero sums."""
+    rng = np.random.default_rng(5)
+    points = rng.normal(size=(20_000, 4)) * 3
+    centres = rng.normal(size=(6, 4)) * 3
+    labels = rng.integers(0, 5, size=20_000)
+    direct = np.sqrt(((points[:, None, :] - centres[None]) ** 2).sum(axis=-1)).min(axis=1)
+    expected = [math.fsum(direct[labels == c]) for c in range(5)]
+    columns = np.ascontiguousarray(points.T)
+    results = []
+    for workers in (1, 3):
+        monkeypatch.setattr(centroid, "_workers", lambda w=workers: w)
+        results.append(centroid.nearest_centroid_sums(columns, centres, labels, 5))
+        np.testing.assert_allclose(results[-1], expected, rtol=1e-12)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-14)
+    columns[2, 7] = np.nan
+    got = centroid.nearest_centroid_sums(columns, centres, labels, 5)
+    assert np.isnan(got[labels[7]])
+    assert np.isfinite(np.delete(got, labels[7])).all()
+    empty = centroid.nearest_centroid_sums(columns[:, :0], centres, labels[:0], 5)
+    assert empty.tolist() == [0.0] * 5
