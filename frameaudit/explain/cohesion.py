@@ -30,6 +30,7 @@ from frameaudit._engine import (
     align,
     from_engine,
     lazy_from_arrow,
+    reuses_plans,
     shared,
     to_engine,
 )
@@ -400,6 +401,7 @@ def _finish(
     return from_engine(result, r.source, sort_by=r.by, checks=r.checks)
 
 
+@reuses_plans
 def position_parity(
     frame: Any,
     *,
@@ -510,6 +512,7 @@ def position_parity(
     return _finish(r, values, "position_parity", per_group, nullable=False)
 
 
+@reuses_plans
 def rank_alignment(
     frame: Any,
     *,

@@ -15,7 +15,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as v
-from frameaudit._engine import from_engine, shared, to_engine
+from frameaudit._engine import from_engine, reuses_plans, shared, to_engine
 from frameaudit._expr import null_float
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
@@ -106,6 +106,7 @@ def _one_prediction(per_query: nw.LazyFrame[Any], query: str, predicted: str) ->
     return v.Check(None, None, base=per_query, rules=(v.Rule(flag, None, message),))
 
 
+@reuses_plans
 def correspondence(
     frame: Any,
     *,

@@ -31,7 +31,16 @@ import numpy.typing as npt
 import polars as pl
 
 from frameaudit import _validate as v
-from frameaudit._engine import Kind, Source, align, from_engine, run_kernel, shared, to_engine
+from frameaudit._engine import (
+    Kind,
+    Source,
+    align,
+    from_engine,
+    reuses_plans,
+    run_kernel,
+    shared,
+    to_engine,
+)
 from frameaudit._expr import nan_to_null, null_float, safe_div
 from frameaudit._kernels import centroid as centroid_kernel
 from frameaudit._kernels import silhouette as silhouette_kernel
@@ -377,6 +386,7 @@ def _label_metric(
     return from_engine(summary, prep.source, sort_by=prep.by, checks=prep.checks)
 
 
+@reuses_plans
 def cluster_balance(
     frame: Any,
     *,
@@ -468,6 +478,7 @@ def cluster_balance(
     )
 
 
+@reuses_plans
 def min_cluster_ratio(
     frame: Any,
     *,
@@ -521,6 +532,7 @@ def min_cluster_ratio(
     )
 
 
+@reuses_plans
 def cluster_distribution_tv(
     frame: Any,
     *,
@@ -571,6 +583,7 @@ def cluster_distribution_tv(
     )
 
 
+@reuses_plans
 def cluster_distribution_kl(
     frame: Any,
     *,
@@ -760,6 +773,7 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     return partitions.join(stats, on=keys, how="left")
 
 
+@reuses_plans
 def social_fairness_ratio(
     frame: Any,
     *,
@@ -969,6 +983,7 @@ def _silhouette_batch(
     return _kernel_result(keys, outputs)
 
 
+@reuses_plans
 def silhouette_difference(
     frame: Any,
     *,

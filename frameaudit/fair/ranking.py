@@ -26,6 +26,7 @@ from frameaudit._engine import (
     count_distinct,
     from_engine,
     lazy_from_arrow,
+    reuses_plans,
     shared,
     to_engine,
 )
@@ -378,6 +379,7 @@ def _pooled_metric(
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
+@reuses_plans
 def exp(
     frame: Any,
     *,
@@ -462,6 +464,7 @@ def exp(
     )
 
 
+@reuses_plans
 def expu(
     frame: Any,
     *,
@@ -506,6 +509,7 @@ def expu(
     )
 
 
+@reuses_plans
 def expru(
     frame: Any,
     *,
@@ -550,6 +554,7 @@ def expru(
     )
 
 
+@reuses_plans
 def awrf(
     frame: Any,
     *,
@@ -600,6 +605,7 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
     return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
 
 
+@reuses_plans
 def erbe(
     frame: Any,
     *,
@@ -641,6 +647,7 @@ def erbe(
     )
 
 
+@reuses_plans
 def erbp(
     frame: Any,
     *,
@@ -682,6 +689,7 @@ def erbp(
     )
 
 
+@reuses_plans
 def erbr(
     frame: Any,
     *,
@@ -743,6 +751,7 @@ def _order_within(rank: str, partition: Sequence[str]) -> nw.Expr:
     return nw.col(rank).rank(method="ordinal").over(*partition).cast(nw.Int64)
 
 
+@reuses_plans
 def arp(
     frame: Any,
     *,
@@ -802,6 +811,7 @@ def arp(
     return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
 
+@reuses_plans
 def ndkl(
     frame: Any,
     *,
@@ -923,6 +933,7 @@ def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     ).with_columns((nw.col("__fa_h") - nw.col("__fa_term")).alias("__fa_h_before"))
 
 
+@reuses_plans
 def iaa(
     frame: Any,
     *,
