@@ -301,29 +301,41 @@ def cohesion(n_features: int, n_groups: int) -> list[dict[str, Any]]:
 def bare_cohesion(frame: pl.DataFrame) -> dict[str, tuple[Callable[[], Any], float]]:
     """Hand-written Polars queries for two cohesion metrics: no checks, overall group "all".
 
-    The floor of a lazy-plan implementation: rank every group in one window, pair each feature
-    with its overall position by one join, accumulate in one (two) more window(s).
+    The floor of a lazy-plan implementation: rank every group in one window, give each feature
+    its overall position and the harmonic tail T(q) = sum of 1/i for i >= q by one join (T at
+    the group position by a second one for top-k), sum per group. Run on the in-memory engine,
+    as frameaudit runs small in-memory inputs (the streaming engine's set-up dominates here).
     """
     order = [-pl.col("importance").abs(), "feature"]
     ranked = frame.lazy().with_columns(
         pl.int_range(1, pl.len() + 1).over("group", order_by=order).alias("pos")
     )
-    overall = ranked.filter(pl.col("group") == "all").select("feature", rpos="pos")
+    overall = (
+        ranked.filter(pl.col("group") == "all")
+        .select("feature", rpos="pos")
+        .with_columns(tail=(1 / pl.col("rpos")).cum_sum(reverse=True).over(order_by="rpos"))
+    )
     pairs = ranked.filter(pl.col("group") != "all").join(overall, on="feature")
-    pos, rpos = pl.col("pos"), pl.col("rpos")
-    matches = (pos == rpos).cast(pl.Int64).cum_sum().over("group", order_by="pos")
-    by_group = (rpos <= pos).cast(pl.Int64).cum_sum().over("group", order_by="pos")
-    by_overall = (pos < rpos).cast(pl.Int64).cum_sum().over("group", order_by="rpos")
+    pos, rpos, tail = pl.col("pos"), pl.col("rpos"), pl.col("tail")
+    # position i adds (1/i) x (agreements up to i): agreeing position j adds T(j) in all; a
+    # feature is in both top-j sets for j >= max(pos, rpos): it adds T(max) = min(T(pos), T(rpos))
+    tails = overall.select(pos="rpos", group_tail="tail")
     queries = {
-        "position_parity": pairs.select("group", value=matches / pos),
-        "rank_alignment, topk (no holisticai equivalent)": pairs.select(
-            "group", value=by_group / pos + by_overall / rpos
+        "position_parity": pairs.select(
+            "group", value=pl.when(pos == rpos).then(tail).otherwise(0.0)
+        ),
+        "rank_alignment, topk (no holisticai equivalent)": pairs.join(tails, on="pos").select(
+            "group", value=pl.min_horizontal(tail, "group_tail")
         ),
     }
-    floors = {}
+    floors: dict[str, tuple[Callable[[], Any], float]] = {}
     for name, values in queries.items():
         query = values.group_by("group").agg(pl.col("value").mean()).select(pl.col("value").mean())
-        floors[name] = (query.collect, query.collect().item())
+
+        def run(query: pl.LazyFrame = query) -> pl.DataFrame:
+            return query.collect(engine="in-memory")
+
+        floors[name] = (run, run().item())
     return floors
 
 

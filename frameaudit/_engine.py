@@ -435,7 +435,7 @@ class _Slot:
                 data = data.filter(predicate)
             yield data if n_rows is None else data.head(n_rows)
 
-        return register_io_source(source, schema=schema, is_pure=True, explain_name="input")
+        return register_io_source(source, schema=schema, is_pure=True, explain_name="input").cache()
 
 
 @dataclass

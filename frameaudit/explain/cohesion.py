@@ -7,11 +7,13 @@ overall ranking R is either the rows whose group equals ``overall=``, or a separ
 dict) of feature importances. Each group's ranking C_g is compared with R.
 
 Order is descending absolute importance, ties broken by ascending feature name, so every
-ranking is deterministic. Positions come from one ordered window; one join on (partition,
-feature) then pairs each feature's position in its group with its position in the overall
-ranking, which is all both metrics need, so nothing loops over groups. The same rows, with the
-sizes of both rankings, prove that every group ranks the overall features; only a failed check
-runs the queries that name an offending feature.
+ranking is deterministic. The plan is one ordered window that ranks every ranking, one join on
+(partition, feature) that gives each of a group's features its overall position, and one
+aggregation per group that computes the metric and, from the same rows, the counts proving that
+every group ranks the overall features (only a failed count runs the queries that name an
+offending feature). Sums over positions are turned into sums over features with the harmonic
+tail T(q) = Σ_{i=q}^{n} 1/i, computed once on the overall ranking, so no second window has to
+put the paired rows back in order.
 """
 
 from __future__ import annotations
@@ -44,33 +46,49 @@ Names = str | Sequence[str]
 Overall = str | int | float | bool | Mapping[Any, float] | Any
 
 _POS = "__fa_pos"  # position in the group's ranking
-_SIZE = "__fa_size"  # number of features in the group's ranking
-_RPOS = "__fa_rpos"  # position in the overall ranking
+_RPOS = "__fa_rpos"  # position of the same feature in the overall ranking
 _RSIZE = "__fa_rsize"  # number of features in the overall ranking
+_TAIL = "__fa_tail"  # harmonic tail at the overall position: Σ 1/i for rpos <= i <= n (or k)
+_PTAIL = "__fa_ptail"  # the same at the group position
 _KEY = "__fa_key"
 _ONE = "__fa_one"
 _VAL = "__fa_val"
+_MATCH = "__fa_match"  # the position agrees with the overall ranking (within the top k)
 _NULL = "__fa_null"
-_BEFORE = "__fa_before"  # |importance| of the features ranked before this one
-_TOTAL = "__fa_total"  # |importance| of the whole ranking
-# alpha_jaccard: membership of the group's (A) and the overall (B) top set, and whether the
-# ranking has no top set (all importances 0)
-_A, _ZA, _B, _ZB = "__fa_a", "__fa_za", "__fa_b", "__fa_zb"
+_ROWS, _UNKNOWN, _DISTINCT = "__fa_rows", "__fa_unknown", "__fa_distinct"
+# alpha_jaccard: running |importance| in ranking order and its last value (the total); whether
+# the running sum is still below alpha x the total (true on a prefix of the ranking); the size
+# of the overall top set and each feature's membership; whether a ranking has no top set (all
+# importances 0); the first feature after the group's prefix, encoded with its membership of B
+_RUN, _TOTAL, _BELOW = "__fa_run", "__fa_total", "__fa_below"
+_B, _BSIZE, _BOTH, _NEXT = "__fa_b", "__fa_bsize", "__fa_both", "__fa_next"
+_ZA, _ZB = "__fa_za", "__fa_zb"
 
 
 @dataclass
 class _Pairs:
-    """One row per (partition, group, feature), with the checks that make it valid.
+    """One row per (partition, group, feature), with what checks that it is valid.
 
-    Each row holds the feature's position in the group's ranking and in the overall ranking,
-    and the sizes of both rankings (plus the alpha top-set flags when they were asked for).
+    Each row of ``pairs`` holds the feature's position in the group's ranking and in the
+    overall ranking and the size of the overall ranking (plus the harmonic tail at the overall
+    position, or the alpha top-set columns). ``groups`` are the ranked groups and
+    ``reference`` the overall ranking, one row per (partition, feature). ``checks`` are the
+    checks of the input; the feature sets are checked on the per-group aggregation
+    (:func:`_per_group`).
     """
 
     source: Source
+    groups: nw.LazyFrame[Any]
+    reference: nw.LazyFrame[Any]
     pairs: nw.LazyFrame[Any]
     by: list[str]
     group: str
+    feature: str
+    k: int | None
     checks: list[v.Check]
+    # the query naming the partitions without overall rows (None: the overall ranking is a
+    # separate frame)
+    missing_overall: Callable[[], str | None] | None
 
     @property
     def window(self) -> list[str]:
@@ -117,45 +135,61 @@ def _ranked(
     importance: str,
     alpha: float | None,
 ) -> nw.LazyFrame[Any]:
-    """Rank every ranking of ``frame`` (one per ``window`` value).
+    """Rank every ranking of ``frame`` (one per ``window`` value) in one ordered window.
 
-    Adds the 1-based position (descending |importance|, then ascending feature) and the size
-    of the ranking; with ``alpha``, also whether the feature is in the ranking's alpha top set
-    and whether the ranking has none.
+    Adds the 1-based position (descending |importance|, then ascending feature); with
+    ``alpha``, also the running |importance|, the ranking's total and whether the running sum
+    is below alpha x the total.
     """
     order = [_KEY, feature]
-    one = nw.col(_ONE)
     size = nw.col(importance).cast(nw.Float64).abs()
     ranked = frame.with_columns((-size).alias(_KEY), nw.lit(1, dtype=nw.Int64).alias(_ONE))
-    positions = [
-        one.cum_sum().over(*window, order_by=order).cast(nw.Int64).alias(_POS),
-        _over(one.sum(), window).cast(nw.Int64).alias(_SIZE),
-    ]
+    position = nw.col(_ONE).cum_sum().over(*window, order_by=order).cast(nw.Int64).alias(_POS)
     if alpha is None:
-        return ranked.with_columns(*positions)
-    # Running sums of |importance| in ranking order; the total is the last running sum rather
-    # than a sum(): the same additions in the same order (a streamed sum may add in any
-    # order), so everything before the last non-zero feature is never compared with a total
-    # that rounded differently. Raw sums, not shares: division by a broadcast total is not
-    # correctly rounded in every engine, and an exact cut (alpha = 1 followed by zeros) must
-    # stay exact.
-    running = nw.col(_VAL)
-    ranked = ranked.with_columns(
-        *positions, size.cum_sum().over(*window, order_by=order).alias(_VAL)
-    ).with_columns(
-        running.shift(1).over(*window, order_by=order).alias(_BEFORE),
-        _over(running.max(), window).alias(_TOTAL),
-    )
-    # A feature is in the top set when the |importance| before it sums to less than alpha x
-    # the total (the first feature always is); a ranking whose total is 0 has no top set.
+        return ranked.with_columns(position)
+    # Running sums of |importance| in ranking order (the same sort as the position); the total
+    # is the last running sum rather than a sum(): the same additions in the same order (a
+    # streamed sum may add in any order), so an exact cut (alpha = 1 followed by zeros) stays
+    # exact. Raw sums, not shares: division by a broadcast total is not correctly rounded in
+    # every engine.
+    running = nw.col(_RUN)
     total = nw.col(_TOTAL)
-    return ranked.with_columns(
-        ((nw.col(_POS) == 1) | (nw.col(_BEFORE) < alpha * total))
-        .fill_null(value=False)
-        .cast(nw.Int64)
-        .alias(_A),
-        (total == 0).cast(nw.Int64).alias(_ZA),
+    return (
+        ranked.with_columns(position, size.cum_sum().over(*window, order_by=order).alias(_RUN))
+        .with_columns(_over(running.max(), window).alias(_TOTAL))
+        .with_columns(
+            (running < alpha * total).cast(nw.Int64).alias(_BELOW),
+            (total == 0).cast(nw.Int64).alias(_ZA),
+        )
     )
+
+
+def _reference(
+    ranked: nw.LazyFrame[Any], by: list[str], feature: str, k: int | None, alpha: float | None
+) -> nw.LazyFrame[Any]:
+    """The overall ranking: one row per (partition, feature) with its position and size.
+
+    For the position metrics also the harmonic tail T(q) = Σ_{i=q}^{n} 1/i at the position q
+    (the sum stops at k with ``k``), summed from the end in position order so that T is exactly
+    non-increasing; with ``alpha`` the size of the overall top set and whether there is none.
+    """
+    position = nw.col(_POS)
+    size = _over(position.max(), by).alias(_RSIZE)
+    if alpha is not None:
+        # The overall top set is the prefix of features below the cut and the one after them.
+        return ranked.select(
+            *by,
+            feature,
+            position.alias(_RPOS),
+            size,
+            (_over(nw.col(_BELOW).sum(), by) + 1).alias(_BSIZE),
+            (nw.col(_TOTAL) == 0).cast(nw.Int64).alias(_ZB),
+        )
+    share = 1.0 / position.cast(nw.Float64)
+    weight = share if k is None else nw.when(position <= k).then(share).otherwise(nw.lit(0.0))
+    return ranked.select(
+        *by, feature, position.alias(_RPOS), size, weight.alias(_TAIL)
+    ).with_columns(nw.col(_TAIL).cum_sum(reverse=True).over(*by, order_by=_RPOS))
 
 
 def _rankings(
@@ -193,20 +227,19 @@ def _rankings(
         v.non_empty(lf, metric),
         v.no_nulls(lf, columns),
         v.finite(lf, {importance: f"importance={importance!r}"}),
-        # Cheaper than grouping by (group, feature): one row and distinct count per group.
-        v.distinct_within(lf, window, {feature: "feature"}, "group"),
     ]
     missing_overall = None
     if _scalar(overall):
         _check_overall_value(lf, group, overall)
-        # One set of windows ranks the groups and the overall ranking together.
-        ranked = shared(_ranked(lf, window, feature, importance, alpha))
+        # The same window ranks the groups and the overall ranking (each is its own partition,
+        # so Polars runs it below the two filters).
+        ranked = _ranked(lf, window, feature, importance, alpha)
         is_overall = nw.col(group) == overall
         groups = ranked.filter(~is_overall)
-        reference = ranked.filter(is_overall)
+        reference = _reference(ranked.filter(is_overall), by_names, feature, k, alpha)
         missing_overall = _overall_missing(lf, reference, by_names, group, overall)
     else:
-        reference, overall_checks = _overall_frame(
+        overall_frame, overall_checks = _overall_frame(
             overall,
             source,
             lf,
@@ -216,28 +249,15 @@ def _rankings(
         )
         checks += overall_checks
         groups = _ranked(lf, window, feature, importance, alpha)
-        reference = _ranked(reference, by_names, feature, importance, alpha)
-    flags = [_A, _ZA] if alpha is not None else []
-    renamed = {_POS: _RPOS, _SIZE: _RSIZE, _A: _B, _ZA: _ZB}
-    reference = reference.select(
-        *by_names, feature, *(nw.col(c).alias(renamed[c]) for c in [_POS, _SIZE, *flags])
+        ranked_overall = _ranked(overall_frame, by_names, feature, importance, alpha)
+        reference = _reference(ranked_overall, by_names, feature, k, alpha)
+    reference = shared(reference)
+    flags = [_BELOW, _ZA] if alpha is not None else []
+    groups = groups.select(*window, feature, _POS, *flags)
+    pairs = groups.join(reference, on=[*by_names, feature], how="left")
+    return _Pairs(
+        source, groups, reference, pairs, by_names, group, feature, k, checks, missing_overall
     )
-    groups = groups.select(*window, feature, _POS, _SIZE, *flags)
-    pairs = shared(groups.join(reference, on=[*by_names, feature], how="left"))
-    checks.append(
-        _same_features(
-            pairs,
-            groups,
-            reference,
-            missing_overall=missing_overall,
-            by=by_names,
-            group=group,
-            feature=feature,
-        )
-    )
-    if k is not None:
-        checks.append(_k_within(reference, k))
-    return _Pairs(source, pairs, by_names, group, checks)
 
 
 def _overall_missing(
@@ -305,24 +325,20 @@ def _overall_frame(
     return ranked, checks
 
 
-def _same_features(
-    pairs: nw.LazyFrame[Any],
-    groups: nw.LazyFrame[Any],
-    reference: nw.LazyFrame[Any],
-    *,
-    missing_overall: Callable[[], str | None] | None,
-    by: list[str],
-    group: str,
-    feature: str,
-) -> v.Check:
-    """Check that each group ranks exactly the overall ranking's features (naming one).
+def _same_features(r: _Pairs, per_group: nw.LazyFrame[Any]) -> list[v.Check]:
+    """Check that each group ranks each overall feature exactly once, and that k fits.
 
-    Features are unique within each ranking (checked before), so a group ranks the overall
-    features exactly when each of its features has an overall position and the two rankings
-    have the same size. Only a failure runs the queries that find an example.
+    Counted on the per-group aggregation the metric needs: a group ranks the overall features
+    exactly once each when all its features have an overall position, those positions are
+    distinct, and there are as many as overall features. When the overall ranking is rows of
+    the frame, its own features are counted too (distinct, per partition). Only a failed count
+    runs the queries that find the problem and an example, in the order the problems are
+    reported: a feature twice in one ranking, a feature not in the overall ranking, an overall
+    feature missing from a group.
     """
-    shown = v.row_text([*by, group, feature]).alias(_VAL)
-    window = [*by, group]
+    by, group, feature, groups, reference = r.by, r.group, r.feature, r.groups, r.reference
+    window = r.window
+    shown = v.row_text([*window, feature]).alias(_VAL)
 
     def text(count: int, problem: str, example: Any) -> str:
         return (
@@ -330,18 +346,23 @@ def _same_features(
             f"ranking; {count} (group, feature) pair(s) {problem} (e.g. {example})"
         )
 
-    def unknown(count: int, _: Any, __: int) -> str | None:
+    def message(count: int, _: Any, __: int) -> str | None:
         if not count:
             return None
-        # A partition without the overall rows leaves all its features unmatched.
-        if missing_overall is not None and (msg := missing_overall()) is not None:
-            return msg
-        example = pairs.filter(nw.col(_RPOS).is_null()).select(shown.min()).collect().item()
-        return text(count, "are not in the overall ranking", example)
-
-    def missing(count: int, _: Any, __: int) -> str | None:
-        if not count:
-            return None
+        repeats = v.distinct_within(r.source.frame, window, {feature: "feature"}, "group")
+        assert repeats.frame is not None
+        assert repeats.error is not None
+        error = repeats.error(repeats.frame.collect().rows(named=True)[0])
+        if error is not None:
+            return str(error)
+        unmatched = r.pairs.filter(nw.col(_RPOS).is_null())
+        unknown = unmatched.select(nw.len()).collect().item()
+        if unknown:
+            # A partition without the overall rows leaves all its features unmatched.
+            if r.missing_overall is not None and (msg := r.missing_overall()) is not None:
+                return msg
+            example = unmatched.select(shown.min()).collect().item()
+            return text(unknown, "are not in the overall ranking", example)
         features = reference.select(*by, feature)
         ranked = groups.select(window).unique()
         expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
@@ -349,11 +370,23 @@ def _same_features(
         found, example = absent.select(nw.len(), shown.min()).collect().row(0)
         return text(found, "of the overall ranking are missing from a group", example)
 
-    rules = (
-        v.Rule(nw.col(_RPOS).is_null(), None, unknown),
-        v.Rule(nw.col(_SIZE) != nw.col(_RSIZE), None, missing),
-    )
-    return v.Check(None, None, base=pairs, rules=rules)
+    rows, rsize = nw.col(_ROWS), nw.col(_RSIZE)
+    wrong = (nw.col(_UNKNOWN) > 0) | (nw.col(_DISTINCT) != rows) | (rows != rsize)
+    rule = v.Rule(wrong.fill_null(value=True), None, message)
+    checks = [v.Check(None, None, base=per_group, rules=(rule,))]
+    if r.missing_overall is not None:
+        # The overall rows are a ranking of the frame too: no feature twice in a partition.
+        counts = _reduce(
+            reference,
+            by,
+            nw.len().cast(nw.Int64).alias(_ROWS),
+            nw.col(feature).n_unique().cast(nw.Int64).alias(_DISTINCT),
+        )
+        repeated = v.Rule(nw.col(_DISTINCT) != nw.col(_ROWS), None, message)
+        checks.append(v.Check(None, None, base=counts, rules=(repeated,)))
+    if r.k is not None:
+        checks.append(_k_within(reference, r.k))
+    return checks
 
 
 def _k_within(reference: nw.LazyFrame[Any], k: int) -> v.Check:
@@ -372,33 +405,43 @@ def _k_within(reference: nw.LazyFrame[Any], k: int) -> v.Check:
 
 
 def _per_group(
-    r: _Pairs, values: nw.LazyFrame[Any], k: int | None, metric: str
-) -> nw.LazyFrame[Any]:
-    """Per group: the sum of ``_VAL`` over its rows divided by n (or k)."""
-    size = nw.col(_SIZE) if k is None else nw.lit(k)
-    return (
-        values.group_by(r.window)
-        .agg(nw.col(_VAL).sum(), nw.col(_SIZE).max())
-        .with_columns((nw.col(_VAL) / size.cast(nw.Float64)).alias(metric))
+    r: _Pairs, values: nw.LazyFrame[Any], *sums: nw.Expr
+) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+    """Aggregate the pairs per group: ``sums`` plus the counts that check the feature sets."""
+    rpos = nw.col(_RPOS)
+    per_group = values.group_by(r.window).agg(
+        *sums,
+        nw.len().cast(nw.Int64).alias(_ROWS),
+        rpos.null_count().cast(nw.Int64).alias(_UNKNOWN),
+        rpos.n_unique().cast(nw.Int64).alias(_DISTINCT),
+        nw.col(_RSIZE).max(),
     )
+    per_group = shared(per_group)
+    return per_group, [*r.checks, *_same_features(r, per_group)]
 
 
 def _finish(
-    r: _Pairs, per_group: nw.LazyFrame[Any], metric: str, grouped: bool, *, nullable: bool
+    r: _Pairs,
+    per_group: nw.LazyFrame[Any],
+    checks: list[v.Check],
+    metric: str,
+    grouped: bool,
+    *,
+    nullable: bool,
 ) -> Any:
     """Per-group values, or their mean over groups (null if any group's value is null)."""
     if grouped:
         result = per_group.select(*r.by, r.group, metric)
-        return from_engine(result, r.source, sort_by=[*r.by, r.group], checks=r.checks)
+        return from_engine(result, r.source, sort_by=[*r.by, r.group], checks=checks)
     if not nullable:
         result = _reduce(per_group, r.by, nw.col(metric).mean())
-        return from_engine(result, r.source, sort_by=r.by, checks=r.checks)
+        return from_engine(result, r.source, sort_by=r.by, checks=checks)
     flagged = per_group.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_NULL))
     result = _reduce(flagged, r.by, nw.col(metric).mean(), nw.col(_NULL).sum()).select(
         *r.by,
         nw.when(nw.col(_NULL) > 0).then(null_float()).otherwise(nw.col(metric)).alias(metric),
     )
-    return from_engine(result, r.source, sort_by=r.by, checks=r.checks)
+    return from_engine(result, r.source, sort_by=r.by, checks=checks)
 
 
 @reuses_plans
@@ -463,11 +506,15 @@ def position_parity(
 
     Notes
     -----
-    One ordered window ranks every group (O(n log n) per group for the sort), one join on
-    (partition, feature) pairs each feature's two positions, one more window accumulates the
-    matches. Defined for every group; the mean is null only when there is no group to average
-    (the frame holds only the overall ranking). holisticai truncates to the shorter list when
-    feature sets differ; frameaudit raises instead (see the Differences page).
+    One ordered window ranks every group (O(n log n) per group for the sort) and one join on
+    (partition, feature) pairs each feature's two positions. Position i adds
+    :math:`M_{g,\mathrm{cum}}(i)/n`, so a position j where the orders agree adds
+    :math:`T(j)/n` in all, with the harmonic tail :math:`T(j) = \sum_{i=j}^{n} 1/i` (computed
+    once, on the overall ranking): one aggregation per group sums it over the agreeing
+    features, with no second window. Identical orders give exactly 1. Defined for every
+    group; the mean is null only when there is no group to average (the frame holds only the
+    overall ranking). holisticai truncates to the shorter list when feature sets differ;
+    frameaudit raises instead (see the Differences page).
 
     Examples
     --------
@@ -505,11 +552,14 @@ def position_parity(
         by=by,
     )
     # The feature at position i of the group is R_i exactly when its overall position is i.
-    pos = nw.col(_POS)
-    matches = (pos == nw.col(_RPOS)).cast(nw.Int64).cum_sum().over(*r.window, order_by=_POS)
-    cumulative = _within(pos, k, matches.cast(nw.Float64) / pos.cast(nw.Float64))
-    values = _per_group(r, r.pairs.with_columns(cumulative.alias(_VAL)), k, "position_parity")
-    return _finish(r, values, "position_parity", per_group, nullable=False)
+    agrees = nw.col(_POS) == nw.col(_RPOS)
+    values = r.pairs.with_columns(
+        nw.when(agrees).then(nw.col(_TAIL)).otherwise(nw.lit(0.0)).alias(_VAL),
+        _agreeing(agrees, k),
+    )
+    sums, checks = _per_group(r, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
+    result = _positional(sums, k, "position_parity")
+    return _finish(r, result, checks, "position_parity", per_group, nullable=False)
 
 
 @reuses_plans
@@ -565,12 +615,14 @@ def rank_alignment(
 
     Notes
     -----
-    ``topk`` in O(n log n) per group after ranking: a feature with positions :math:`p_c` in
-    C_g and :math:`p_r` in R is in both top-j sets exactly for :math:`j \ge \max(p_c, p_r)`.
-    Counting in group order the features whose maximum is :math:`p_c`, and in overall order
-    those whose maximum is :math:`p_r`, gives every intersection from two windows, without
-    grouping by j. ``alpha_jaccard``: cumulative-sum windows per ranking (the overall top set
-    is computed once, not per group) and the join on feature.
+    ``topk`` in O(n log n) per group for the ranking: a feature with positions :math:`p_c` in
+    C_g and :math:`p_r` in R is in both top-j sets exactly for :math:`j \ge \max(p_c, p_r)`,
+    so it adds :math:`T(\max(p_c, p_r))` to the sum over j, with the harmonic tail
+    :math:`T(q) = \sum_{j=q}^{n} 1/j` computed once on the overall ranking (a second join
+    looks it up at the group position). ``alpha_jaccard``: the running \|importance\| comes
+    from the window that ranks; a top set is the prefix of features whose running sum before
+    them is below the cut (the overall one is computed once), so the per-group aggregation
+    counts the intersection without a second window.
 
     Examples
     --------
@@ -612,44 +664,79 @@ def rank_alignment(
         alpha=alpha if method == "alpha_jaccard" else None,
     )
     if method == "topk":
-        return _finish(r, _topk_alignment(r, k), "rank_alignment", per_group, nullable=False)
-    return _finish(r, _alpha_jaccard(r), "rank_alignment", per_group, nullable=True)
+        result, checks = _topk_alignment(r, k)
+        return _finish(r, result, checks, "rank_alignment", per_group, nullable=False)
+    result, checks = _alpha_jaccard(r)
+    return _finish(r, result, checks, "rank_alignment", per_group, nullable=True)
 
 
-def _within(position: nw.Expr, k: int | None, value: nw.Expr) -> nw.Expr:
-    """``value`` at positions 1..k (all when k is None), 0 beyond."""
-    return value if k is None else nw.when(position <= k).then(value).otherwise(nw.lit(0.0))
+def _agreeing(agrees: nw.Expr, k: int | None) -> nw.Expr:
+    """1 where the position agrees with the overall ranking within the compared prefix."""
+    within = agrees if k is None else agrees & (nw.col(_POS) <= k)
+    return within.cast(nw.Int64).alias(_MATCH)
 
 
-def _topk_alignment(r: _Pairs, k: int | None) -> nw.LazyFrame[Any]:
+def _positional(per_group: nw.LazyFrame[Any], k: int | None, metric: str) -> nw.LazyFrame[Any]:
+    """Per group: the sum of ``_VAL`` divided by n (or k); exactly 1 when every position agrees.
+
+    The sums of harmonic tails are n (or k) up to rounding when the orders are identical; the
+    count of agreeing positions says so exactly.
+    """
+    size = nw.col(_ROWS) if k is None else nw.lit(k)
+    return per_group.with_columns(
+        nw.when(nw.col(_MATCH) == size)
+        .then(nw.lit(1.0))
+        .otherwise(nw.col(_VAL) / size.cast(nw.Float64))
+        .alias(metric)
+    )
+
+
+def _topk_alignment(r: _Pairs, k: int | None) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
     """Sum over j <= n (or k) of |top-j(C_g) ∩ top-j(R)| / j, per group (then / n or k).
 
-    A feature at position p in C_g and q in R is in both top-j sets for j >= max(p, q). The
-    features whose maximum is their group position are counted in group order (X_j: those
-    with p <= j and q <= p), the others in overall order (Y_j: q <= j and p < q), so the
-    intersection at j is X at the row with p = j plus Y at the row with q = j. Every j is one
-    row's p and one row's q, so the sum over j is a sum over rows: two windows, no join.
+    A feature at position p in C_g and q in R is in both top-j sets for j >= max(p, q), so it
+    adds T(max(p, q)) = min(T(p), T(q)) (T is non-increasing; 0 beyond k): T(q) came with the
+    pairing, T(p) is looked up at the group position.
     """
-    pos, rpos = nw.col(_POS), nw.col(_RPOS)
-    by_group = (rpos <= pos).cast(nw.Int64).cum_sum().over(*r.window, order_by=_POS)
-    by_overall = (pos < rpos).cast(nw.Int64).cum_sum().over(*r.window, order_by=_RPOS)
-    value = _within(pos, k, by_group.cast(nw.Float64) / pos.cast(nw.Float64)) + _within(
-        rpos, k, by_overall.cast(nw.Float64) / rpos.cast(nw.Float64)
+    tails = r.reference.select(*r.by, nw.col(_RPOS).alias(_POS), nw.col(_TAIL).alias(_PTAIL))
+    values = r.pairs.join(tails, on=[*r.by, _POS], how="left").with_columns(
+        nw.min_horizontal(_TAIL, _PTAIL).alias(_VAL),
+        _agreeing(nw.col(_POS) == nw.col(_RPOS), k),
     )
-    return _per_group(r, r.pairs.with_columns(value.alias(_VAL)), k, "rank_alignment")
+    per_group, checks = _per_group(r, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
+    return _positional(per_group, k, "rank_alignment"), checks
 
 
-def _alpha_jaccard(r: _Pairs) -> nw.LazyFrame[Any]:
-    """Jaccard index of the alpha-coverage top sets of C_g and R, per group (null if undefined)."""
-    a, b, both = nw.col(_A), nw.col(_B), nw.col("__fa_both")
-    return (
-        r.pairs.with_columns((a * b).alias("__fa_both"), nw.max_horizontal(_ZA, _ZB).alias(_NULL))
-        .group_by(r.window)
-        .agg(a.sum(), b.sum(), both.sum(), nw.col(_NULL).max())
-        .with_columns(
-            nw.when(nw.col(_NULL) > 0)
-            .then(null_float())
-            .otherwise(both.cast(nw.Float64) / (a + b - both).cast(nw.Float64))
-            .alias("rank_alignment")
-        )
+def _alpha_jaccard(r: _Pairs) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+    """Jaccard index of the alpha-coverage top sets of C_g and R, per group (null if undefined).
+
+    The group's top set A is its p features below the cut plus the next one (position p + 1);
+    the overall one B is the first ``_BSIZE`` overall positions. The intersection counts the
+    features below the cut that are in B, plus the next one if it is in B: the smallest
+    2 x position + [not in B] over the features not below the cut is 2(p + 1) + [not in B].
+    """
+    pos, below, b = nw.col(_POS), nw.col(_BELOW), nw.col(_B)
+    values = r.pairs.with_columns(
+        (nw.col(_RPOS) <= nw.col(_BSIZE)).cast(nw.Int64).alias(_B)
+    ).with_columns(
+        (below * b).alias(_BOTH),
+        nw.when(below == 0).then(2 * pos + 1 - b).alias(_NEXT),
+        nw.max_horizontal(_ZA, _ZB).alias(_NULL),
     )
+    per_group, checks = _per_group(
+        r,
+        values,
+        below.sum(),
+        nw.col(_BOTH).sum(),
+        nw.col(_NEXT).min(),
+        nw.col(_BSIZE).max(),
+        nw.col(_NULL).max(),
+    )
+    both = nw.col(_BOTH) + 2 * below + 3 - nw.col(_NEXT)
+    union = below + 1 + nw.col(_BSIZE) - both
+    jaccard = (
+        nw.when(nw.col(_NULL) > 0)
+        .then(null_float())
+        .otherwise(both.cast(nw.Float64) / union.cast(nw.Float64))
+    )
+    return per_group.with_columns(jaccard.alias("rank_alignment")), checks

@@ -144,6 +144,17 @@ def test_order_uses_absolute_importance_and_breaks_ties_by_name() -> None:
     )
 
 
+@pytest.mark.parametrize("k", [None, 7])
+def test_identical_orders_give_exactly_one(k: int | None) -> None:
+    # The metrics sum harmonic tails; with identical orders those sums are n (or k) only up to
+    # rounding, and the agreement count must make the value exactly 1.
+    _, overall = ref.random_importances(6, n_groups=1, n_features=300)
+    frame = ref.to_frame({"g1": overall, "g2": overall}, overall)
+    for metric in ("position_parity", "rank_alignment"):
+        result = getattr(fa.explain, metric)(frame, overall="all", k=k, per_group=True)
+        assert result[metric].to_list() == [1.0, 1.0]
+
+
 def _expected_frame(
     groups: dict[str, dict[str, float]],
     overall: dict[str, float],
@@ -199,15 +210,23 @@ def test_backends_by_and_overall_frame(constructor: Constructor) -> None:
     assert_frame_close(to_polars(result), expected, rel=1e-12)
 
 
-def test_overall_as_dict_frame_and_value_agree() -> None:
+@pytest.mark.parametrize(
+    ("metric", "kwargs"),
+    [
+        ("position_parity", {}),
+        ("rank_alignment", {"k": 5}),
+        ("rank_alignment", {"method": "alpha_jaccard"}),
+    ],
+)
+def test_overall_as_dict_frame_and_value_agree(metric: str, kwargs: dict[str, Any]) -> None:
     groups, overall = ref.random_importances(11, n_groups=3, n_features=8)
     with_rows = ref.to_frame(groups, overall)
     alone = ref.to_frame(groups)
     overall_frame = pl.DataFrame({"feature": list(overall), "importance": list(overall.values())})
-    expected = fa.explain.position_parity(with_rows, overall="all").item()
-    assert fa.explain.position_parity(alone, overall=overall).item() == expected
-    assert fa.explain.position_parity(alone, overall=overall_frame).item() == expected
-    assert fa.explain.position_parity(alone, overall=overall_frame.to_pandas()).item() == expected
+    function = getattr(fa.explain, metric)
+    expected = function(with_rows, overall="all", per_group=True, **kwargs)
+    for given in (overall, overall_frame, overall_frame.to_pandas()):
+        assert function(alone, overall=given, per_group=True, **kwargs).equals(expected)
 
 
 def test_shared_overall_is_broadcast_over_partitions() -> None:
@@ -352,3 +371,75 @@ def test_value_errors() -> None:
     result = fa.explain.position_parity(lazy, overall="all")  # value checks run at collect time
     with pytest.raises(fa.InvalidValueError, match="NaN or infinite"):
         result.collect()
+
+
+def _with_rows(frame: pl.DataFrame, *rows: tuple[str, str, float]) -> pl.DataFrame:
+    extra = pl.DataFrame(list(rows), schema=["group", "feature", "importance"], orient="row")
+    return pl.concat([frame, extra])
+
+
+def _without(frame: pl.DataFrame, group: str, feature: str) -> pl.DataFrame:
+    return frame.filter(~((pl.col("group") == group) & (pl.col("feature") == feature)))
+
+
+REPEATED = r"feature='feature': values must be unique within each group; 1 group\(s\) repeat"
+
+
+@pytest.mark.parametrize(
+    ("frame", "match"),
+    [
+        # a group ranks a feature twice and misses another: same size, known features
+        (
+            _with_rows(_without(_simple(), "g1", "b"), ("g1", "a", 0.7)),
+            REPEATED + r" a value \(e.g. group='g1'\)",
+        ),
+        # a feature twice that is not in the overall ranking: reported as repeated first
+        (
+            _with_rows(_simple(), ("g2", "zeta", 0.1), ("g2", "zeta", 0.2)),
+            REPEATED + r" a value \(e.g. group='g2'\)",
+        ),
+        # the overall ranking repeats a feature
+        (_with_rows(_simple(), ("all", "b", 0.1)), REPEATED + r" a value \(e.g. group='all'\)"),
+        # ... also when there is no group to compare
+        (
+            _with_rows(_simple().filter(pl.col("group") == "all"), ("all", "a", 0.1)),
+            REPEATED + r" a value \(e.g. group='all'\)",
+        ),
+        # a feature replaced by an unknown one: same size, every position distinct
+        (
+            _with_rows(_without(_simple(), "g2", "b"), ("g2", "zeta", 0.1)),
+            r"1 \(group, feature\) pair\(s\) are not in the overall ranking "
+            r"\(e.g. group=g2, feature=zeta\)",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    ("metric", "kwargs"),
+    [
+        ("position_parity", {}),
+        ("rank_alignment", {}),
+        ("rank_alignment", {"method": "alpha_jaccard"}),
+    ],
+)
+def test_feature_set_errors(
+    frame: pl.DataFrame, match: str, metric: str, kwargs: dict[str, Any]
+) -> None:
+    with pytest.raises(fa.InvalidValueError, match=match):
+        getattr(fa.explain, metric)(frame, overall="all", **kwargs)
+
+
+def test_feature_set_errors_per_partition() -> None:
+    # Only the second model's overall ranking repeats a feature.
+    frame = pl.concat(
+        [
+            _simple().with_columns(pl.lit("m1").alias("model")),
+            _with_rows(_simple(), ("all", "a", 0.125)).with_columns(pl.lit("m2").alias("model")),
+        ]
+    )
+    with pytest.raises(
+        fa.InvalidValueError, match=REPEATED + r" a value \(e.g. model='m2', group='all'\)"
+    ):
+        fa.explain.position_parity(frame, overall="all", by="model")
+    valid = frame.filter(pl.col("importance") != 0.125)
+    result = fa.explain.position_parity(valid, overall="all", by="model", per_group=True)
+    assert result.height == 4
