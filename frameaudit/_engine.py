@@ -57,6 +57,8 @@ __all__ = [
 # measured: below ~a million rows the in-memory engine's lower fixed cost wins (2x on 100k
 # rows); above, the streaming engine keeps peak memory lower at the same speed
 _STREAMING_FROM_ROWS = 1_000_000
+# rows per batch in which a reused plan reads its input (the streaming engine's morsel size)
+_BATCH_ROWS = 100_000
 
 _SUPPORTED = (
     "polars.DataFrame, polars.LazyFrame, pandas.DataFrame, pyarrow.Table, a DuckDB relation, "
@@ -433,7 +435,10 @@ class _Slot:
                 data = data.select(with_columns)
             if predicate is not None:
                 data = data.filter(predicate)
-            yield data if n_rows is None else data.head(n_rows)
+            if n_rows is not None:
+                data = data.head(n_rows)
+            # in batches: the streaming engine spreads a source's batches over its threads
+            yield from data.iter_slices(_BATCH_ROWS)
 
         return register_io_source(source, schema=schema, is_pure=True, explain_name="input").cache()
 

@@ -16,10 +16,11 @@ from typing import Any, Literal, overload
 
 import narwhals.stable.v2 as nw
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from frameaudit import _validate as v
-from frameaudit._engine import align, from_engine, run_kernel, shared, to_engine
+from frameaudit._engine import align, from_engine, run_kernel, to_engine
 from frameaudit._kernels import knn
 from frameaudit.exceptions import InvalidParameterError, InvalidValueError, UnsupportedBackendError
 
@@ -28,58 +29,78 @@ __all__ = ["euclidean_distance", "nearest_cases"]
 Names = str | Sequence[str]
 
 _ROW = "__fa_row"
-_CASE = "__fa_case"
-_WORKAROUND = "collect the feature, label and id columns of both frames into Polars first"
 _SIDE = "__fa_side"
-_SELF = "__fa_self"
+_QUERY = "__fa_query"  # the query's id (or position)
+_CASE = "__fa_case"  # the training row's id (or position)
+_LABEL = "__fa_label"
+_WORKAROUND = "collect the feature, label and id columns of both frames into Polars first"
 _OUTPUT = ("query", "rank", "case", "distance")
 
 
-def _feature_errors(frame: pl.DataFrame, features: list[str], name: str) -> None:
-    """Raise on null, NaN or infinite feature values (the kernel needs finite numbers)."""
-    for column in features:
-        values = frame[column]
-        bad = values.is_null() | ~values.is_finite().fill_null(value=True)
-        count = int(bad.sum())
-        if count:
-            example = values.filter(bad)[0]
-            msg = (
-                f"features: column {column!r} of {name} holds {count} null, NaN or infinite "
-                f"value(s) (e.g. {example!r}); distances need finite numbers"
-            )
-            raise InvalidValueError(msg)
+def _carried(i: int) -> str:
+    return f"__fa_carry{i}"
+
+
+def _as_array(frame: pl.DataFrame, features: list[str], name: str) -> npt.NDArray[np.float64]:
+    """The feature columns as a float64 array; raise on null, NaN or infinite values."""
+    # row-major: the kernel gathers whole rows
+    values = frame.select(features).to_numpy(order="c").astype(np.float64, copy=False)
+    finite = np.isfinite(values)  # nulls are NaN here
+    if finite.all():
+        return values
+    column = features[int(np.flatnonzero(~finite.all(axis=0))[0])]
+    series = frame[column]
+    bad = series.is_null() | ~series.is_finite().fill_null(value=True)
+    msg = (
+        f"features: column {column!r} of {name} holds {int(bad.sum())} null, NaN or infinite "
+        f"value(s) (e.g. {series.filter(bad)[0]!r}); distances need finite numbers"
+    )
+    raise InvalidValueError(msg)
 
 
 def _retrieve(
-    frame: pl.DataFrame, *, features: list[str], k: int, standardize: bool, exclude_self: bool
+    frame: pl.DataFrame,
+    *,
+    features: list[str],
+    k: int,
+    standardize: bool,
+    exclude_self: bool,
+    label: str,
+    carry: list[str],
 ) -> pl.DataFrame:
-    """Run the kernel inside the plan: training rows (side 0) and queries (side 1) in."""
-    # Sorted by row id so that ties in distance go to the lower training row.
+    """Run the kernel inside the plan: training rows (side 0) and queries (side 1) in.
+
+    The output rows are built here, by position, rather than by joins in the plan.
+    """
+    # Sorted by row position so that ties in distance go to the lower training row.
     train = frame.filter(pl.col(_SIDE) == 0).sort(_ROW)
     queries = frame.filter(pl.col(_SIDE) == 1)
-    _feature_errors(train, features, "train")
-    _feature_errors(queries, features, "queries")
-    train_x = train.select(features).to_numpy().astype(np.float64, copy=False)
-    query_x = queries.select(features).to_numpy().astype(np.float64, copy=False)
+    train_x = _as_array(train, features, "train")
+    query_x = _as_array(queries, features, "queries")
     if standardize:
         train_x, query_x = knn.standardize(train_x, query_x)
     exclude = None
     if exclude_self:
-        # _SELF holds the training row id of the query's own row; turn it into a position.
+        # The position of the training row whose id is the query's, or -1.
         position = pl.DataFrame(
-            {_SELF: train[_ROW], "__fa_at": np.arange(train.height, dtype=np.int64)}
+            {_CASE: train[_CASE], "__fa_at": np.arange(train.height, dtype=np.int64)}
         )
-        own = queries.select(_SELF).join(position, on=_SELF, how="left", maintain_order="left")
+        own = queries.select(pl.col(_QUERY).alias(_CASE)).join(
+            position, on=_CASE, how="left", maintain_order="left"
+        )
         exclude = own["__fa_at"].fill_null(-1).to_numpy().astype(np.int64, copy=False)
     indices, distances = knn.nearest(train_x, query_x, k, exclude=exclude)
+    of_query = np.repeat(np.arange(queries.height), k)
+    found = indices.ravel()
     return pl.DataFrame(
-        {
-            _ROW: np.repeat(queries[_ROW].to_numpy(), k),
-            "rank": np.tile(np.arange(1, k + 1, dtype=np.int64), queries.height),
-            _CASE: train[_ROW].to_numpy()[indices.ravel()],
-            "distance": distances.ravel(),
-        },
-        schema={_ROW: pl.Int64, "rank": pl.Int64, _CASE: pl.Int64, "distance": pl.Float64},
+        [
+            queries[_QUERY].gather(of_query).alias("query"),
+            pl.Series("rank", np.tile(np.arange(1, k + 1, dtype=np.int64), queries.height)),
+            train[_CASE].gather(found).alias("case"),
+            pl.Series("distance", distances.ravel()),
+            train[_LABEL].gather(found).alias(label),
+            *(queries[_carried(i)].gather(of_query).alias(c) for i, c in enumerate(carry)),
+        ]
     )
 
 
@@ -144,13 +165,14 @@ def nearest_cases(
     Notes
     -----
     O(m·n·d) for m queries and n training rows, in BLAS: chunks of queries are screened
-    against tiles of training rows small enough to stay in a core's cache (1.5 MiB of scores
-    per worker thread, one per core), so memory stays O(cores × 1.5 MiB + (n + m)·d) and no
-    all-pairs matrix exists. A float32 screening pass with a rigorous rounding margin picks
-    the candidates and float64 re-scores them, so the neighbours are those of an exact float64
-    search. The kernel needs the feature columns in memory: it runs on Polars (pandas and
-    pyarrow go through Arrow), when the result is computed; a lazy input stays lazy until
-    then. DuckDB and PySpark frames are refused (collect the features first).
+    against tiles of training rows small enough to stay in a core's cache (2 MiB of scores
+    per worker thread, one per core, and about 20 MiB to re-screen candidates at k = 10), so
+    memory stays O(cores × k + (n + m)·d) and no all-pairs matrix exists. A float32
+    screening pass with a rigorous rounding margin picks the candidates and float64 re-scores
+    them, so the neighbours are those of an exact float64 search. The kernel needs the
+    feature columns in memory: it runs on Polars (pandas and pyarrow go through Arrow), when
+    the result is computed; a lazy input stays lazy until then. DuckDB and PySpark frames
+    are refused (collect the features first).
 
     Examples
     --------
@@ -219,52 +241,56 @@ def nearest_cases(
             v.unique_within(source.frame, [id], f"id={id!r} (train)", "ids identify rows"),
             v.unique_within(query_frame, [id], f"id={id!r} (queries)", "ids identify rows"),
         ]
-    # Both frames are read twice (kernel input and the joins back to ids and labels).
-    train_lf: pl.LazyFrame = shared(source.frame).to_native().with_row_index(_ROW)
-    query_lf: pl.LazyFrame = shared(query_frame).to_native().with_row_index(_ROW)
+    train_lf: pl.LazyFrame = source.frame.to_native().with_row_index(_ROW)
+    query_lf: pl.LazyFrame = query_frame.to_native().with_row_index(_ROW)
+    row = pl.col(_ROW).cast(pl.Int64)
     as_float = [pl.col(c).cast(pl.Float64) for c in names]
-    own = pl.lit(None, dtype=pl.Int64).alias(_SELF)
-    if exclude_self:
-        assert id is not None
-        own = pl.col(_SELF)
-        query_lf = query_lf.join(
-            train_lf.select(id, pl.col(_ROW).cast(pl.Int64).alias(_SELF)), on=id, how="left"
-        )
     both = pl.concat(
         [
             train_lf.select(
-                pl.col(_ROW).cast(pl.Int64),
+                row,
                 *as_float,
                 pl.lit(0, dtype=pl.Int8).alias(_SIDE),
-                pl.lit(None, dtype=pl.Int64).alias(_SELF),
+                (pl.col(id) if id is not None else row).alias(_CASE),
+                pl.col(label).alias(_LABEL),
             ),
             query_lf.select(
-                pl.col(_ROW).cast(pl.Int64), *as_float, pl.lit(1, dtype=pl.Int8).alias(_SIDE), own
+                row,
+                *as_float,
+                pl.lit(1, dtype=pl.Int8).alias(_SIDE),
+                (pl.col(id) if id is not None else row).alias(_QUERY),
+                *(pl.col(c).alias(_carried(i)) for i, c in enumerate(carried)),
             ),
-        ]
+        ],
+        how="diagonal",
     )
+    schema = both.collect_schema()
     kernel = functools.partial(
-        _retrieve, features=names, k=k, standardize=standardize, exclude_self=exclude_self
+        _retrieve,
+        features=names,
+        k=k,
+        standardize=standardize,
+        exclude_self=exclude_self,
+        label=label,
+        carry=carried,
     )
-    found: pl.LazyFrame = run_kernel(
+    found = run_kernel(
         nw.from_native(both),
         source,
         kernel,
-        keys=[_ROW],
-        outputs={"rank": pl.Int64(), _CASE: pl.Int64(), "distance": pl.Float64()},
+        keys=[],
+        outputs={
+            "query": schema[_QUERY],
+            "rank": pl.Int64(),
+            "case": schema[_CASE],
+            "distance": pl.Float64(),
+            label: schema[_LABEL],
+            **{c: schema[_carried(i)] for i, c in enumerate(carried)},
+        },
         metric="nearest_cases",
         workaround=_WORKAROUND,
-    ).to_native()
-    row = pl.col(_ROW).cast(pl.Int64)
-    case_id = pl.col(id) if id is not None else row
-    cases = found.join(
-        train_lf.select(row.alias(_CASE), case_id.alias("case"), label), on=_CASE, how="left"
     )
-    query_id = pl.col(id) if id is not None else row
-    result = cases.join(
-        query_lf.select(row, query_id.alias("query"), *carried), on=_ROW, how="left"
-    ).select(*_OUTPUT, label, *carried)
-    return from_engine(nw.from_native(result), source, sort_by=["query", "rank"], checks=checks)
+    return from_engine(found, source, sort_by=["query", "rank"], checks=checks)
 
 
 @overload

@@ -113,6 +113,41 @@ def test_kernel_chunks_ties_and_exclusion(budget: int) -> None:
         np.testing.assert_allclose(distances, expected_distances, rtol=1e-14)
 
 
+@pytest.mark.parametrize(("tile", "members", "batch"), [(7, 3, 5), (16, 1, 64), (50, 8, 1)])
+def test_kernel_blocks_of_tiles_and_batches(
+    monkeypatch: pytest.MonkeyPatch, tile: int, members: int, batch: int
+) -> None:
+    # Narrow tiles in many blocks, and candidates re-scored every few queries, on a grid with
+    # many exact ties: the (block, column) bookkeeping against the brute-force reference.
+    monkeypatch.setattr(knn, "_TILE", tile)
+    monkeypatch.setattr(knn, "_MEMBERS", members)
+    monkeypatch.setattr(knn, "_BATCH", batch)
+    rng = np.random.default_rng(tile)
+    train = rng.integers(0, 4, (700, 3)).astype(float)
+    queries = rng.integers(0, 4, (90, 3)).astype(float)
+    for k, exclude in ((1, None), (9, rng.integers(-1, 700, 90)), (150, None)):
+        indices, distances = knn.nearest(train, queries, k, exclude=exclude, memory_budget=4096)
+        expected_indices, expected_distances = ref.knn(train, queries, k, exclude)
+        np.testing.assert_array_equal(indices, expected_indices)
+        np.testing.assert_allclose(distances, expected_distances, rtol=1e-14)
+
+
+def test_kernel_crowded_group_is_rescreened_in_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One tile of 50 columns: every 50th training row sits in a tight cluster, so the queries
+    # near it all have their candidates in group 0, far more than the average group; the
+    # re-screen takes those in several rounds instead of padding every group to that length.
+    monkeypatch.setattr(knn, "_TILE", 50)
+    monkeypatch.setattr(knn, "_MEMBERS", 1000)
+    rng = np.random.default_rng(3)
+    train = rng.standard_normal((700, 3)) * 100
+    train[::50] = rng.standard_normal((14, 3)) * 0.01
+    queries = np.vstack([rng.standard_normal((150, 3)) * 0.01, rng.standard_normal((50, 3)) * 100])
+    indices, distances = knn.nearest(train, queries, 5)
+    expected_indices, expected_distances = ref.knn(train, queries, 5)
+    np.testing.assert_array_equal(indices, expected_indices)
+    np.testing.assert_allclose(distances, expected_distances, rtol=1e-14)
+
+
 @pytest.mark.parametrize("budget", [1024, 2**20])
 def test_kernel_exact_where_float32_cannot_rank(budget: int) -> None:
     # Far from the origin (||t|| ~ 1e3 after centring) the float32 screening error (~0.1 on

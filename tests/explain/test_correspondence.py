@@ -254,3 +254,31 @@ def test_predicted_must_be_constant_within_query() -> None:
     frame = SEED_EXAMPLE.with_columns(pl.Series("query", [0, None, 0, 0, 0]))
     with pytest.raises(fa.InvalidValueError, match=r"query='query'.*1 null"):
         fa.explain.correspondence(frame)
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed", "interleaved"])
+@pytest.mark.parametrize("kind", ["polars", "pandas", "lazy"])
+def test_predicted_disagreement_in_any_row_order(order: str, kind: str) -> None:
+    # In-memory rows in key order are checked from neighbouring rows, other orders (and lazy
+    # frames) per query: the same error either way. Queries 1 and 3 disagree.
+    frame = pl.DataFrame(
+        [(q, 0.5 + i, i % 2, int(q in {1, 3} and i == 2)) for q in range(5) for i in range(3)],
+        schema=["query", "distance", "label", "predicted"],
+        orient="row",
+    )
+    reorder = {
+        "sorted": lambda f: f,
+        "reversed": lambda f: f.reverse(),
+        "interleaved": lambda f: f.sort("distance", "query"),  # a query's rows apart
+    }[order]
+
+    def run(data: pl.DataFrame) -> pl.DataFrame:
+        native: Any = {"polars": data, "pandas": data.to_pandas(), "lazy": data.lazy()}[kind]
+        return to_polars(fa.explain.correspondence(native))
+
+    with pytest.raises(
+        fa.InvalidValueError, match=r"predicted='predicted': 2 quer\(y/ies\) .*\(e\.g\. query=1\)"
+    ):
+        run(reorder(frame))
+    agreeing = frame.with_columns(pl.lit(0).alias("predicted"))
+    assert_frame_close(run(reorder(agreeing)), fa.explain.correspondence(agreeing))
