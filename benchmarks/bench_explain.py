@@ -353,7 +353,8 @@ def markdown(rows: list[dict[str, Any]], quick: bool) -> str:
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on 2 shared cores (load average {load} at the end) "
         f"with `python benchmarks/bench_explain.py{' --quick' if quick else ''}` (frameaudit: best "
-        "of 10–20 runs, one run for the retrieval; references: see the notes). The per-query "
+        "of 10–20 runs, which reuse the plan the first call built; one run for the retrieval; "
+        "references: see the notes). The per-query "
         "reference pipeline is very sensitive to other load on the machine (3.6 ms per query when "
         "idle, 18–140 ms when busy), so the retrieval ratio varies between runs.",
         "",
