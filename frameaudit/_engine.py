@@ -150,14 +150,14 @@ def _in_memory_kind(frame: Any) -> Kind | None:
 
 def _as_polars(frame: Any, kind: Kind, wanted: list[str]) -> pl.DataFrame:
     """The ``wanted`` columns of an in-memory frame as a Polars DataFrame (through Arrow)."""
-    if kind is Kind.POLARS_EAGER:
-        converted = frame[wanted]
-    elif kind is Kind.PANDAS:
-        converted = pl.from_pandas(frame[wanted], include_index=False)
-    else:
-        converted = pl.from_arrow(frame.select(wanted))
-    assert isinstance(converted, pl.DataFrame)  # a Table always converts to a DataFrame
-    return converted
+    if kind is Kind.PYARROW:
+        return _table_to_polars(frame.select(wanted))
+    selected: pl.DataFrame = (
+        frame[wanted]
+        if kind is Kind.POLARS_EAGER
+        else pl.from_pandas(frame[wanted], include_index=False)
+    )
+    return selected
 
 
 def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "frame") -> Source:
@@ -204,10 +204,14 @@ def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "fram
     return Source(wrapped.select(wanted), kind, implementation, session)
 
 
-def _polars_from_arrow(table: pa.Table) -> nw.LazyFrame[Any]:
+def _table_to_polars(table: pa.Table) -> pl.DataFrame:
     converted = pl.from_arrow(table)
     assert isinstance(converted, pl.DataFrame)  # a Table always converts to a DataFrame
-    return nw.from_native(converted.lazy())
+    return converted
+
+
+def _polars_from_arrow(table: pa.Table) -> nw.LazyFrame[Any]:
+    return nw.from_native(_table_to_polars(table).lazy())
 
 
 def lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
@@ -492,11 +496,7 @@ class _Recording:
 
     def finish(self, plan: _EagerPlan, source: Source) -> Any:
         reusable = (
-            self.valid
-            and self.first is not None
-            and self.slot.reads == 0
-            and self.template is None
-            and source.frame.implementation is nw.Implementation.POLARS
+            self.valid and self.first is not None and self.slot.reads == 0 and self.template is None
         )
         if not reusable:
             self.valid = False

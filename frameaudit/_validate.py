@@ -36,6 +36,7 @@ __all__ = [
     "choice",
     "distinct_within",
     "finite",
+    "follows_previous",
     "in_range",
     "merge_rules",
     "no_nulls",
@@ -403,20 +404,27 @@ def _sorted_screen(
     the row order of an in-memory frame is well defined.
     """
     native: pl.LazyFrame = frame.to_native()
-    first = pl.int_range(pl.len()) == 0
-
-    def after_previous(keys: Sequence[str]) -> pl.Expr:
-        *outer, last = keys
-        later = pl.col(last) > pl.col(last).shift()
-        for key in reversed(outer):
-            previous = pl.col(key).shift()
-            later = (pl.col(key) > previous) | ((pl.col(key) == previous) & later)
-        return first | later.fill_null(value=False)
-
     screen = native.select(
-        *(after_previous([*partition, c]).all().alias(f"sorted{i}") for c, i in columns.items())
+        *(
+            follows_previous([*partition, c], strict=True).all().alias(f"sorted{i}")
+            for c, i in columns.items()
+        )
     )
     return nw.from_native(screen)
+
+
+def follows_previous(keys: Sequence[str], *, strict: bool) -> pl.Expr:
+    """Native Polars: each row's ``keys`` follow its predecessor's in lexicographic order.
+
+    ``strict`` asks for a larger key, else an equal one follows too. True on the first row;
+    false where a comparison meets a null (a screen then falls back to its exact count).
+    """
+    *outer, last = keys
+    later = pl.col(last) > pl.col(last).shift() if strict else pl.col(last) >= pl.col(last).shift()
+    for key in reversed(outer):
+        previous = pl.col(key).shift()
+        later = (pl.col(key) > previous) | ((pl.col(key) == previous) & later)
+    return (pl.int_range(pl.len()) == 0) | later.fill_null(value=False)
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:

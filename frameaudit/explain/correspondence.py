@@ -144,16 +144,11 @@ def _one_prediction_in_order(
     Native Polars: it compares neighbouring rows, which narwhals allows only with an order, and
     the row order of an in-memory frame is well defined.
     """
-    *outer, last = keys
-    follows = pl.col(last) >= pl.col(last).shift()
-    for key in reversed(outer):
-        previous = pl.col(key).shift()
-        follows = (pl.col(key) > previous) | ((pl.col(key) == previous) & follows)
     same = functools.reduce(operator.and_, [pl.col(k) == pl.col(k).shift() for k in keys])
     changed = same & (pl.col(predicted) != pl.col(predicted).shift())
     native: pl.LazyFrame = frame.to_native()
     screen = native.select(
-        follows.fill_null(value=True).all().alias("ordered"),
+        v.follows_previous(keys, strict=False).all().alias("ordered"),
         changed.fill_null(value=False).sum().alias("changed"),
     )
 
