@@ -39,6 +39,7 @@ from narwhals.dependencies import (
 )
 from polars.io.plugins import register_io_source
 
+from frameaudit._expr import aggregate
 from frameaudit._validate import Check, merge_rules
 from frameaudit.exceptions import ColumnNotFoundError, UnsupportedBackendError
 
@@ -306,8 +307,8 @@ def count_distinct(
     """
     keys = list(keys)
     if frame.implementation is not nw.Implementation.DASK:
-        return frame.group_by(keys).agg(
-            *also, *(nw.col(c).n_unique().alias(a) for c, a in columns.items())
+        return aggregate(
+            frame, keys, *also, *(nw.col(c).n_unique().alias(a) for c, a in columns.items())
         )
     parts = [frame.group_by(keys).agg(*also)] if also else []
     parts += [

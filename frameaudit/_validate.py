@@ -22,6 +22,7 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import polars as pl
 
+from frameaudit._expr import hashed_keys
 from frameaudit.exceptions import (
     FrameAuditError,
     InvalidDtypeError,
@@ -404,9 +405,10 @@ def _sorted_screen(
     the row order of an in-memory frame is well defined.
     """
     native: pl.LazyFrame = frame.to_native()
+    outer = hashed_keys(partition)
     screen = native.select(
         *(
-            follows_previous([*partition, c], strict=True).all().alias(f"sorted{i}")
+            follows_previous([*outer, c], strict=True).all().alias(f"sorted{i}")
             for c, i in columns.items()
         )
     )

@@ -41,7 +41,7 @@ from frameaudit._engine import (
     shared,
     to_engine,
 )
-from frameaudit._expr import nan_to_null, null_float, safe_div
+from frameaudit._expr import ALL, aggregate, nan_to_null, null_float, over, safe_div
 from frameaudit._kernels import centroid as centroid_kernel
 from frameaudit._kernels import silhouette as silhouette_kernel
 from frameaudit.exceptions import (
@@ -62,7 +62,6 @@ __all__ = [
 
 Names = str | Sequence[str]
 
-_ALL = "__fa_all"  # the one partition without by, where a join needs a key
 _G = "__fa_g"  # 1 for group a, 2 for group b, 0 for any other group, -1 for a centroid row
 _N = "__fa_n"
 _DEFINED = "__fa_defined"  # clusters whose term is defined
@@ -223,7 +222,7 @@ def _present(
 
 def _partitioned(prep: _Prepared, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     """``frame`` with the constant partition column when there is no ``by``."""
-    return frame if prep.by else frame.with_columns(nw.lit(0).alias(_ALL))
+    return frame if prep.by else frame.with_columns(nw.lit(0).alias(ALL))
 
 
 def _parts(df: pl.DataFrame, by: list[str]) -> tuple[pl.DataFrame, list[npt.NDArray[np.intp]]]:
@@ -321,11 +320,6 @@ _SHARES: dict[str, tuple[Callable[[], nw.Expr], tuple[str, ...]]] = {
 }
 
 
-def _per_partition(expr: nw.Expr, by: list[str]) -> nw.Expr:
-    """An aggregate broadcast to the rows of each partition (of the whole frame without by)."""
-    return expr.over(*by) if by else expr
-
-
 def _label_metric(
     frame: Any,
     metric: str,
@@ -363,7 +357,7 @@ def _label_metric(
     totals = {total for name in derived for total in _SHARES[name][1]}
     if derived:
         per = per.with_columns(
-            _per_partition(_f64(column).sum(), prep.by).alias(total)
+            over(_f64(column).sum(), prep.by).alias(total)
             for total, column in _TOTALS.items()
             if total in totals
         ).with_columns(_SHARES[name][0]().alias(name) for name in derived)
@@ -375,7 +369,7 @@ def _label_metric(
         return from_engine(result, prep.source, sort_by=[*prep.by, cluster], checks=prep.checks)
     value = nw.col(metric).min() if reduction == "min" else nw.col(metric).sum()
     reductions = [value, nw.col(metric).count().alias(_DEFINED), nw.len().alias(_N)]
-    reduced = detail.group_by(prep.by).agg(*reductions) if prep.by else detail.select(*reductions)
+    reduced = aggregate(detail, prep.by, *reductions)
     summary = reduced.select(
         *prep.by,
         nw.when(nw.col(_DEFINED) < nw.col(_N))
@@ -736,7 +730,7 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     """
     xs = prep.features
     cs = [f"__fa_c{j}" for j in range(len(xs))]
-    keys = prep.by or [_ALL]
+    keys = prep.by or [ALL]
     points = (
         _partitioned(prep, prep.frame.filter(nw.col(_G) > 0))
         .group_by([*keys, _G, *xs])
@@ -885,7 +879,7 @@ def social_fairness_ratio(
 def _at_least_two_clusters(prep: _Prepared, cluster: str) -> v.Check:
     """Every partition has at least two clusters (the silhouette needs a nearest other one)."""
     k = nw.col(cluster).n_unique().cast(nw.Int64).alias("__fa_k")
-    per = prep.frame.group_by(prep.by).agg(k) if prep.by else prep.frame.select(k)
+    per = aggregate(prep.frame, prep.by, k)
     offenders = per.filter(nw.col("__fa_k") < 2)
     key = nw.lit(0).alias("__fa_key")
     counts = offenders.select(nw.len().cast(nw.Int64).alias("n"), key)

@@ -30,7 +30,7 @@ from frameaudit._engine import (
     shared,
     to_engine,
 )
-from frameaudit._expr import discount, null_float, safe_div
+from frameaudit._expr import ALL, aggregate, discount, null_float, over, safe_div
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
@@ -57,7 +57,6 @@ COMBOS: tuple[str, ...] = get_args(Combo)
 GroupMapping = Mapping[Any, Any] | Any
 Names = str | Sequence[str]
 
-_ALL = "__fa_all"
 _NUM = "__fa_num"
 _DEN = "__fa_den"
 _SIZE = "__fa_size"
@@ -137,9 +136,9 @@ def _prepare(
     ]
     for parameter, column in values.items():
         checks.append(v.in_range(lf, column, parameter, 0, 1))
-    partition = by_names or [_ALL]
+    partition = by_names or [ALL]
     if not by_names:
-        lf = lf.with_columns(nw.lit(0).alias(_ALL))
+        lf = lf.with_columns(nw.lit(0).alias(ALL))
     rankings = list(dict.fromkeys([*partition, *ranking_names]))
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
     # positions usually come sorted within a ranking, items seldom
@@ -284,7 +283,7 @@ def combine(
         stats.append(c("__fa_sq").sum().alias("sumsq"))
     else:
         # deviations from the partition mean; inf − inf is NaN, which must not be skipped
-        deviation = (val - val.mean().over(*partition)).abs()
+        deviation = (val - over(val.mean(), partition)).abs()
         columns.append(deviation.alias("__fa_dev"))
         stats += [
             c("__fa_devnan").sum().alias("devnan"),
@@ -309,8 +308,7 @@ def combine(
     }
     # one small expression per step: narwhals re-evaluates every node of a nested expression
     return (
-        prepared.group_by(partition)
-        .agg(*stats)
+        aggregate(prepared, partition, *stats)
         .with_columns(formulas[combo]().alias(value))
         .select(
             *partition,
@@ -748,7 +746,7 @@ def _order_within(rank: str, partition: Sequence[str]) -> nw.Expr:
     the row's order; a rank over a partition costs less than a running count ordered by
     position.
     """
-    return nw.col(rank).rank(method="ordinal").over(*partition).cast(nw.Int64)
+    return over(nw.col(rank).rank(method="ordinal"), partition).cast(nw.Int64)
 
 
 @reuses_plans
@@ -791,22 +789,22 @@ def arp(
     )
     ngr = nw.col("__fa_ngr")
     per_ranking = (
-        _with_order(prep, "arp")
-        .group_by([*prep.rankings, *prep.groups])
-        .agg(
+        aggregate(
+            _with_order(prep, "arp"),
+            [*prep.rankings, *prep.groups],
             nw.col(_ORDER).cast(nw.Float64).sum().alias("__fa_sum_order"),
             nw.len().alias("__fa_ngr"),
         )
         .with_columns(ngr.cast(nw.Float64))
-        .with_columns(ngr.sum().over(*prep.rankings).alias(_NR))
+        .with_columns(over(ngr.sum(), prep.rankings).alias(_NR))
         .with_columns(
             # Σ_{x∈g}(n_r − k_x) − n_g(n_g − 1)/2: pairs won against other groups
             (ngr * nw.col(_NR) - nw.col("__fa_sum_order") - ngr * (ngr - 1.0) / 2.0).alias(_NUM),
             (ngr * (nw.col(_NR) - ngr)).alias(_DEN),
         )
     )
-    sums = per_ranking.group_by([*prep.partition, *prep.groups]).agg(
-        nw.col(_NUM).sum(), nw.col(_DEN).sum()
+    sums = aggregate(
+        per_ranking, [*prep.partition, *prep.groups], nw.col(_NUM).sum(), nw.col(_DEN).sum()
     )
     return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
@@ -868,14 +866,15 @@ def ndkl(
         .with_columns((nw.col("__fa_ds") * nw.col("__fa_h_before")).alias("__fa_ds_h"))
     )
     per_group = (
-        rows.group_by([*prep.rankings, *prep.groups])
-        .agg(
+        aggregate(
+            rows,
+            [*prep.rankings, *prep.groups],
             nw.len().alias("__fa_ngr"),
             nw.col("__fa_ds_h").sum(),
             nw.col("__fa_h_before").sum(),
         )
         .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
-        .with_columns(nw.col("__fa_ngr").sum().over(*prep.rankings).alias(_NR))
+        .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_NR))
     )
     ngr = nw.col("__fa_ngr").cast(nw.Float64)
     if prep.mapping is not None:
@@ -888,28 +887,28 @@ def ndkl(
             (ngr / nw.col(_NR).cast(nw.Float64)).log().alias("__fa_lnd")
         )
     lnd = nw.col("__fa_lnd")
-    per_ranking = (
+    per_ranking = aggregate(
         per_group.with_columns(
             (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
             (nw.col("__fa_ds_h") - lnd * nw.col("__fa_h_before")).alias("__fa_b"),
-        )
-        .group_by(prep.rankings)
-        .agg(nw.col("__fa_a").sum(), nw.col("__fa_b").sum(), nw.col(_NR).max())
-        .join(
-            table.select(nw.col(_ORDER).alias(_NR), "__fa_h", "__fa_z", "__fa_l"),
-            on=_NR,
-            how="left",
-        )
+        ),
+        prep.rankings,
+        nw.col("__fa_a").sum(),
+        nw.col("__fa_b").sum(),
+        nw.col(_NR).max(),
+    ).join(
+        table.select(nw.col(_ORDER).alias(_NR), "__fa_h", "__fa_z", "__fa_l"),
+        on=_NR,
+        how="left",
     )
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
     )
-    result = (
-        per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl"))
-        .group_by(prep.partition)
-        .agg(nw.col("ndkl").mean())
-        .select(*prep.by, "ndkl")
-    )
+    result = aggregate(
+        per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl")),
+        prep.partition,
+        nw.col("ndkl").mean(),
+    ).select(*prep.by, "ndkl")
     return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
 
 
@@ -973,11 +972,10 @@ def iaa(
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
     rows = prep.frame.with_columns(gap.alias("__fa_gap"))
     if item is not None:
-        rows = rows.group_by([*prep.partition, item]).agg(nw.col("__fa_gap").sum())
-    result = (
-        rows.with_columns(nw.col("__fa_gap").abs())
-        .group_by(prep.partition)
-        .agg(nw.col("__fa_gap").sum().alias("iaa"))
-        .select(*prep.by, "iaa")
-    )
+        rows = aggregate(rows, [*prep.partition, item], nw.col("__fa_gap").sum())
+    result = aggregate(
+        rows.with_columns(nw.col("__fa_gap").abs()),
+        prep.partition,
+        nw.col("__fa_gap").sum().alias("iaa"),
+    ).select(*prep.by, "iaa")
     return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from frameaudit import _validate as v
 from frameaudit._engine import Kind, Source, lazy_from_arrow, to_engine
-from frameaudit._expr import safe_div
+from frameaudit._expr import ALL, safe_div
 from frameaudit.exceptions import (
     InvalidDtypeError,
     InvalidParameterError,
@@ -30,7 +30,6 @@ Names = str | Sequence[str]
 EmptyUnion = Literal["null", 0, 1]
 EMPTY_UNION: tuple[EmptyUnion, ...] = ("null", 0, 1)
 
-ALL = "__fa_all"
 RUN = "__fa_run"
 SAMPLE = "__fa_sample"
 TARGET = "__fa_target"
