@@ -362,13 +362,13 @@ def _pooled_metric(
     if denominator == "sum":
         columns.append(nw.col(values["relevance"]).cast(nw.Float64).alias(_DEN))
         aggregations.append(nw.col(_DEN).sum())
-    elif denominator == "size" and prep.mapping is None and prep.item is None:
+    # n_g counts distinct items when the same items appear in several rankings; when each
+    # partition is one ranking, its items are distinct (checked) and n_g is the row count
+    several = prep.item is not None and prep.rankings != prep.partition
+    if denominator == "size" and prep.mapping is None and not several:
         aggregations.append(nw.len().alias(_SIZE))
-    # n_g counts distinct items when the same items appear in several rankings
     distinct_items = (
-        {prep.item: _SIZE}
-        if denominator == "size" and prep.mapping is None and prep.item is not None
-        else {}
+        {prep.item: _SIZE} if denominator == "size" and prep.mapping is None and several else {}
     )
     keys = [*prep.partition, *prep.groups]
     sums = count_distinct(
