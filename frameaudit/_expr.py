@@ -15,6 +15,7 @@ __all__ = [
     "nan_to_null",
     "null_float",
     "over",
+    "partitioned",
     "safe_div",
 ]
 
@@ -43,7 +44,12 @@ def aggregate(
     """
     hashed = hashed_keys(keys)
     grouped = frame.group_by(hashed).agg(*aggregations) if hashed else frame.select(*aggregations)
-    return grouped.with_columns(nw.lit(0).alias(ALL)) if ALL in keys else grouped
+    return partitioned(grouped, []) if ALL in keys else grouped
+
+
+def partitioned(frame: nw.LazyFrame[Any], by: Sequence[str]) -> nw.LazyFrame[Any]:
+    """``frame`` with the partition columns: ``by``, or the constant :data:`ALL` without it."""
+    return frame if by else frame.with_columns(nw.lit(0).alias(ALL))
 
 
 def over(expr: nw.Expr, keys: Sequence[str]) -> nw.Expr:

@@ -36,7 +36,7 @@ from frameaudit._engine import (
     shared,
     to_engine,
 )
-from frameaudit._expr import null_float
+from frameaudit._expr import aggregate, null_float, over
 from frameaudit.exceptions import InvalidParameterError
 
 __all__ = ["Method", "position_parity", "rank_alignment"]
@@ -95,16 +95,6 @@ class _Pairs:
         return [*self.by, self.group]
 
 
-def _reduce(frame: nw.LazyFrame[Any], by: list[str], *values: nw.Expr) -> nw.LazyFrame[Any]:
-    """Aggregate per ``by`` partition (over the whole frame when there is none)."""
-    return frame.group_by(by).agg(*values) if by else frame.select(*values)
-
-
-def _over(value: nw.Expr, window: list[str]) -> nw.Expr:
-    """An aggregate broadcast over each ranking (the whole frame when ``window`` is empty)."""
-    return value.over(*window) if window else value
-
-
 def _scalar(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool))
 
@@ -156,7 +146,7 @@ def _ranked(
     total = nw.col(_TOTAL)
     return (
         ranked.with_columns(position, size.cum_sum().over(*window, order_by=order).alias(_RUN))
-        .with_columns(_over(running.max(), window).alias(_TOTAL))
+        .with_columns(over(running.max(), window).alias(_TOTAL))
         .with_columns(
             (running < alpha * total).cast(nw.Int64).alias(_BELOW),
             (total == 0).cast(nw.Int64).alias(_ZA),
@@ -174,7 +164,7 @@ def _reference(
     non-increasing; with ``alpha`` the size of the overall top set and whether there is none.
     """
     position = nw.col(_POS)
-    size = _over(position.max(), by).alias(_RSIZE)
+    size = over(position.max(), by).alias(_RSIZE)
     if alpha is not None:
         # The overall top set is the prefix of features below the cut and the one after them.
         return ranked.select(
@@ -182,7 +172,7 @@ def _reference(
             feature,
             position.alias(_RPOS),
             size,
-            (_over(nw.col(_BELOW).sum(), by) + 1).alias(_BSIZE),
+            (over(nw.col(_BELOW).sum(), by) + 1).alias(_BSIZE),
             (nw.col(_TOTAL) == 0).cast(nw.Int64).alias(_ZB),
         )
     share = 1.0 / position.cast(nw.Float64)
@@ -376,7 +366,7 @@ def _same_features(r: _Pairs, per_group: nw.LazyFrame[Any]) -> list[v.Check]:
     checks = [v.Check(None, None, base=per_group, rules=(rule,))]
     if r.missing_overall is not None:
         # The overall rows are a ranking of the frame too: no feature twice in a partition.
-        counts = _reduce(
+        counts = aggregate(
             reference,
             by,
             nw.len().cast(nw.Int64).alias(_ROWS),
@@ -434,10 +424,10 @@ def _finish(
         result = per_group.select(*r.by, r.group, metric)
         return from_engine(result, r.source, sort_by=[*r.by, r.group], checks=checks)
     if not nullable:
-        result = _reduce(per_group, r.by, nw.col(metric).mean())
+        result = aggregate(per_group, r.by, nw.col(metric).mean())
         return from_engine(result, r.source, sort_by=r.by, checks=checks)
     flagged = per_group.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_NULL))
-    result = _reduce(flagged, r.by, nw.col(metric).mean(), nw.col(_NULL).sum()).select(
+    result = aggregate(flagged, r.by, nw.col(metric).mean(), nw.col(_NULL).sum()).select(
         *r.by,
         nw.when(nw.col(_NULL) > 0).then(null_float()).otherwise(nw.col(metric)).alias(metric),
     )

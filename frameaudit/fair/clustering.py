@@ -41,7 +41,15 @@ from frameaudit._engine import (
     shared,
     to_engine,
 )
-from frameaudit._expr import ALL, aggregate, nan_to_null, null_float, over, safe_div
+from frameaudit._expr import (
+    ALL,
+    aggregate,
+    nan_to_null,
+    null_float,
+    over,
+    partitioned,
+    safe_div,
+)
 from frameaudit._kernels import centroid as centroid_kernel
 from frameaudit._kernels import silhouette as silhouette_kernel
 from frameaudit.exceptions import (
@@ -218,11 +226,6 @@ def _present(
         v.non_empty(frame, metric),
         v.values_present(frame, group, "group", {"a": a, "b": b}),
     ]
-
-
-def _partitioned(prep: _Prepared, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """``frame`` with the constant partition column when there is no ``by``."""
-    return frame if prep.by else frame.with_columns(nw.lit(0).alias(ALL))
 
 
 def _parts(df: pl.DataFrame, by: list[str]) -> tuple[pl.DataFrame, list[npt.NDArray[np.intp]]]:
@@ -732,12 +735,12 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     cs = [f"__fa_c{j}" for j in range(len(xs))]
     keys = prep.by or [ALL]
     points = (
-        _partitioned(prep, prep.frame.filter(nw.col(_G) > 0))
+        partitioned(prep.frame.filter(nw.col(_G) > 0), prep.by)
         .group_by([*keys, _G, *xs])
         .agg(nw.len().alias("__fa_w"))
     )
     pairs = points.join(
-        _partitioned(prep, centres).select(
+        partitioned(centres, prep.by).select(
             *keys, *(nw.col(x).alias(c) for x, c in zip(xs, cs, strict=True))
         ),
         on=keys,
@@ -763,7 +766,7 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
         .group_by(keys)
         .agg(nw.col(c).sum() for c in (_SUM_A, _COUNT_A, _SUM_B, _COUNT_B))
     )
-    partitions = _partitioned(prep, prep.frame).select(keys).unique()
+    partitions = partitioned(prep.frame, prep.by).select(keys).unique()
     return partitions.join(stats, on=keys, how="left")
 
 

@@ -364,12 +364,13 @@ def _pooled_metric(
         aggregations.append(nw.col(_DEN).sum())
     # n_g counts distinct items when the same items appear in several rankings; when each
     # partition is one ranking, its items are distinct (checked) and n_g is the row count
-    several = prep.item is not None and prep.rankings != prep.partition
-    if denominator == "size" and prep.mapping is None and not several:
-        aggregations.append(nw.len().alias(_SIZE))
-    distinct_items = (
-        {prep.item: _SIZE} if denominator == "size" and prep.mapping is None and several else {}
-    )
+    several = prep.rankings != prep.partition
+    distinct_items: dict[str, str] = {}
+    if denominator == "size" and prep.mapping is None:
+        if prep.item is not None and several:
+            distinct_items[prep.item] = _SIZE
+        else:
+            aggregations.append(nw.len().alias(_SIZE))
     keys = [*prep.partition, *prep.groups]
     sums = count_distinct(
         prep.frame.with_columns(*columns), keys, distinct_items, also=aggregations

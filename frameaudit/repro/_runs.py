@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from frameaudit import _validate as v
 from frameaudit._engine import Kind, Source, lazy_from_arrow, to_engine
-from frameaudit._expr import ALL, safe_div
+from frameaudit._expr import ALL, partitioned, safe_div
 from frameaudit.exceptions import (
     InvalidDtypeError,
     InvalidParameterError,
@@ -64,11 +64,7 @@ class Runs:
 
     def partitioned(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         """``frame`` with the partition columns (adds the constant one when there is no ``by``)."""
-        return _partitioned(frame, self.by)
-
-
-def _partitioned(frame: nw.LazyFrame[Any], by: list[str]) -> nw.LazyFrame[Any]:
-    return frame if by else frame.with_columns(nw.lit(0).alias(ALL))
+        return partitioned(frame, self.by)
 
 
 def prepare(
@@ -170,7 +166,7 @@ def _layout_checks(
     The rules on the per-sample frame are evaluated together, in one pass.
     """
     partition = by or [ALL]
-    runs = _partitioned(lf.group_by([*by, run]).agg(nw.len()), by)
+    runs = partitioned(lf.group_by([*by, run]).agg(nw.len()), by)
     runs = runs.group_by(partition).agg(nw.len().cast(nw.Int64).alias("__fa_k"))
     aggregations = [
         nw.len().cast(nw.Int64).alias("__fa_rows"),
@@ -186,7 +182,7 @@ def _layout_checks(
         aggregations.append(nw.col("__fa_tnan").sum())
         nan = nw.col("__fa_tnan")
         differs = differs | ((nan > 0) & (nan < rows))
-    per_sample = _partitioned(lf.group_by([*by, sample]).agg(*aggregations), by)
+    per_sample = partitioned(lf.group_by([*by, sample]).agg(*aggregations), by)
     per_sample = per_sample.join(runs, on=partition, how="left")
     once = "every run must predict every sample of its partition exactly once"
 
