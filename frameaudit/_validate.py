@@ -37,7 +37,6 @@ __all__ = [
     "choice",
     "distinct_within",
     "finite",
-    "follows_previous",
     "in_range",
     "merge_rules",
     "no_nulls",
@@ -45,6 +44,7 @@ __all__ = [
     "number_in_range",
     "require_dtype",
     "row_text",
+    "rows_in_order",
     "unique_within",
     "values_present",
 ]
@@ -151,6 +151,9 @@ class Rule:
     message: Callable[[int, Any, int], str | None]
     # an aggregate giving the count directly (e.g. a null count, which Polars keeps as metadata)
     count: nw.Expr | None = None
+    # an aggregate that is true when no row can offend (e.g. a minimum and a maximum inside the
+    # bounds): cheaper than a per-row flag; when it is not true, a second query counts
+    screen: nw.Expr | None = None
 
 
 def _shown(example: Any) -> str:
@@ -201,6 +204,8 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
     for i, rule in enumerate(rules):
         if rule.count is not None:
             aggregations.append(rule.count.alias(f"n{i}"))
+        elif rule.screen is not None:
+            aggregations.append(rule.screen.alias(f"s{i}"))
         else:
             columns.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
             aggregations.append(nw.col(f"__fa_flag{i}").sum().cast(nw.Int64).alias(f"n{i}"))
@@ -213,7 +218,13 @@ def _rules_error(
 ) -> Callable[[Mapping[str, Any]], FrameAuditError | None]:
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
         for i, rule in enumerate(rules):
-            count = row[f"n{i}"] or 0
+            if rule.screen is None:
+                count = row[f"n{i}"] or 0
+            elif row[f"s{i}"]:
+                count = 0
+            else:
+                # a second query, run only when the screen has failed
+                count = base.filter(rule.flag).select(nw.len()).collect().item()
             example = None
             if count and rule.example is not None:
                 # a second query, run only when the rule has failed
@@ -233,7 +244,7 @@ def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
     def message(_: int, __: Any, rows: int) -> str | None:
         return f"{metric}: the frame has no rows" if rows == 0 else None
 
-    return _rule_check(frame, Rule(nw.lit(value=False), None, message))
+    return _rule_check(frame, Rule(nw.lit(value=False), None, message, count=nw.len()))
 
 
 def no_nulls(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
@@ -265,10 +276,14 @@ def in_range(
     value = nw.col(column)
     is_float = frame.collect_schema()[column].is_float()
     bad = value.is_nan() if is_float else nw.lit(value=False)
+    # the screen: the extremes within the bounds, and (floats) a finite sum, which NaN spoils
+    screen = value.sum().is_finite() if is_float else nw.lit(value=True)
     if low is not None:
         bad = bad | (value < low)
+        screen = screen & (value.min() >= low)
     if high is not None:
         bad = bad | (value > high)
+        screen = screen & (value.max() <= high)
     interval = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
 
     def message(count: int, example: Any, _: int) -> str | None:
@@ -280,7 +295,7 @@ def in_range(
             f"outside it (e.g. {shown})"
         )
 
-    return _rule_check(frame, Rule(bad, value, message))
+    return _rule_check(frame, Rule(bad, value, message, screen=screen))
 
 
 def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -> Check:
@@ -407,26 +422,24 @@ def _sorted_screen(
     native: pl.LazyFrame = frame.to_native()
     outer = hashed_keys(partition)
     screen = native.select(
-        *(
-            follows_previous([*outer, c], strict=True).all().alias(f"sorted{i}")
-            for c, i in columns.items()
-        )
+        *(rows_in_order([*outer, c], strict=True).alias(f"sorted{i}") for c, i in columns.items())
     )
     return nw.from_native(screen)
 
 
-def follows_previous(keys: Sequence[str], *, strict: bool) -> pl.Expr:
-    """Native Polars: each row's ``keys`` follow its predecessor's in lexicographic order.
+def rows_in_order(keys: Sequence[str], *, strict: bool) -> pl.Expr:
+    """Native Polars, an aggregate: every row's ``keys`` follow its predecessor's.
 
-    ``strict`` asks for a larger key, else an equal one follows too. True on the first row;
-    false where a comparison meets a null (a screen then falls back to its exact count).
+    "Follow" is lexicographic order; ``strict`` asks for a larger key, else an equal one
+    follows too. False where a comparison meets a null (a screen then falls back to its exact
+    count). The first row, which has no predecessor, is sliced off (no row index is built).
     """
     *outer, last = keys
     later = pl.col(last) > pl.col(last).shift() if strict else pl.col(last) >= pl.col(last).shift()
     for key in reversed(outer):
         previous = pl.col(key).shift()
         later = (pl.col(key) > previous) | ((pl.col(key) == previous) & later)
-    return (pl.int_range(pl.len()) == 0) | later.fill_null(value=False)
+    return later.slice(1).fill_null(value=False).all()
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:

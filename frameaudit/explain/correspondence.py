@@ -148,7 +148,7 @@ def _one_prediction_in_order(
     changed = same & (pl.col(predicted) != pl.col(predicted).shift())
     native: pl.LazyFrame = frame.to_native()
     screen = native.select(
-        v.follows_previous(keys, strict=False).all().alias("ordered"),
+        v.rows_in_order(keys, strict=False).alias("ordered"),
         changed.fill_null(value=False).sum().alias("changed"),
     )
 

@@ -238,11 +238,28 @@ def test_parameter_errors(kwargs: dict[str, Any], error: type[Exception], match:
             pl.when(pl.col("distance") > 0.6).then(None).otherwise(pl.col("distance")),
             "null in one of the two columns",
         ),
+        # several offenders of both kinds are counted exactly
+        (
+            pl.when(pl.col("distance") > 0.4).then(math.nan).otherwise(-pl.col("distance")),
+            r"found 5 outside it \(e.g. -0.3",
+        ),
     ],
 )
 def test_distance_errors(change: pl.Expr, match: str) -> None:
     with pytest.raises(fa.InvalidValueError, match=match):
         fa.explain.correspondence(SEED_EXAMPLE.with_columns(change.alias("distance")))
+
+
+def test_huge_distances_are_in_range() -> None:
+    """Distances whose sum overflows to inf fail the range check's cheap screen, not the check."""
+    distances = [0.1, 1e308, 1e308, 0.5, 0.8]
+    frame = SEED_EXAMPLE.with_columns(pl.Series("distance", distances))
+    labels = SEED_EXAMPLE["label"].to_list()
+    # their weight 1/(d+1)³ is 0 (case-explainer's Python pow overflows there instead)
+    finite = [(i, d, y) for i, (d, y) in enumerate(zip(distances, labels, strict=True)) if d < 1]
+    expected = compute_correspondence(finite, 1)[0]
+    result = fa.explain.correspondence(frame)["correspondence"].item()
+    assert result == pytest.approx(expected, rel=1e-15)
 
 
 def test_predicted_must_be_constant_within_query() -> None:
