@@ -30,7 +30,7 @@ from frameaudit._engine import (
     shared,
     to_engine,
 )
-from frameaudit._expr import ALL, aggregate, discount, null_float, over, safe_div
+from frameaudit._expr import ALL, aggregate, discount, null_float, over, partitioned, safe_div
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
@@ -137,8 +137,7 @@ def _prepare(
     for parameter, column in values.items():
         checks.append(v.in_range(lf, column, parameter, 0, 1))
     partition = by_names or [ALL]
-    if not by_names:
-        lf = lf.with_columns(nw.lit(0).alias(ALL))
+    lf = partitioned(lf, by_names)
     rankings = list(dict.fromkeys([*partition, *ranking_names]))
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
     # positions usually come sorted within a ranking, items seldom
