@@ -21,7 +21,15 @@ import polars as pl
 from frameaudit._validate import number_in_range
 from frameaudit.exceptions import InvalidParameterError
 
-__all__ = ["biased_rankings", "group_sizes", "ranking_example"]
+__all__ = [
+    "biased_rankings",
+    "cases_example",
+    "clustering_example",
+    "group_sizes",
+    "importance_example",
+    "ranking_example",
+    "runs_example",
+]
 
 
 def group_sizes(proportions: Sequence[float] | np.ndarray, num_items: int) -> np.ndarray:
@@ -197,4 +205,116 @@ def ranking_example(seed: int = 0) -> pl.DataFrame:
         pl.Series("relevance", relevance.round(3)),
         pl.Series("relevant", (relevance >= 0.5).astype(np.int64)),
         pl.Series("ctr", ctr.round(3)),
+    )
+
+
+def clustering_example(seed: int = 0) -> pl.DataFrame:
+    """A customer segmentation: 2,000 points in 4 clusters, with a protected attribute.
+
+    Columns: ``cluster`` (0–3), ``group`` ("a", 30% of the points, or "b"), ``x`` and ``y``
+    (the cluster's centre plus standard normal noise). Group "b" is spread evenly over the
+    clusters; group "a" falls into them with probabilities 0.4, 0.3, 0.2 and 0.1, so its
+    clusters are unbalanced.
+
+    Examples
+    --------
+    >>> clustering_example().group_by("group").len().sort("group").rows()
+    [('a', 604), ('b', 1396)]
+    """
+    rng = np.random.default_rng(seed)
+    n = 2_000
+    group = rng.choice(["a", "b"], size=n, p=[0.3, 0.7])
+    centres = rng.normal(0.0, 4.0, size=(4, 2))
+    cluster = np.where(group == "a", rng.choice(4, n, p=[0.4, 0.3, 0.2, 0.1]), rng.choice(4, n))
+    noise = rng.normal(size=(n, 2))
+    return pl.DataFrame(
+        {
+            "cluster": cluster,
+            "group": group,
+            "x": centres[cluster, 0] + noise[:, 0],
+            "y": centres[cluster, 1] + noise[:, 1],
+        }
+    )
+
+
+def runs_example(seed: int = 0) -> pl.DataFrame:
+    """Five training runs of a 3-class classifier, predicting the same 1,000 samples.
+
+    Columns: ``run`` (0–4), ``sample``, ``target`` and ``prediction`` (classes 0–2). A fifth of
+    the samples are hard: every run gets each of them wrong with probability 0.8, against 0.05
+    for the others, so the runs tend to make the same mistakes.
+
+    Examples
+    --------
+    >>> runs_example().shape
+    (5000, 4)
+    """
+    rng = np.random.default_rng(seed)
+    samples, runs = 1_000, 5
+    target = rng.integers(0, 3, samples)
+    hard = rng.random(samples) < 0.2
+    wrong = np.where(hard, rng.random((runs, samples)) < 0.8, rng.random((runs, samples)) < 0.05)
+    # a wrong prediction is one of the two other classes
+    prediction = np.where(wrong, (target + 1 + rng.integers(0, 2, (runs, samples))) % 3, target)
+    return pl.DataFrame(
+        {
+            "run": np.repeat(np.arange(runs), samples),
+            "sample": np.tile(np.arange(samples), runs),
+            "target": np.tile(target, runs),
+            "prediction": prediction.ravel(),
+        }
+    )
+
+
+def cases_example(seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Training cases and test queries for case-based explanations.
+
+    ``train``: 500 rows of features ``f1``, ``f2`` (standard normal) and ``label`` = 1 when
+    f1 + f2 > 0, else 0. ``queries``: 200 rows of ``f1``, ``f2`` and ``predicted``, the
+    prediction of a deliberately weaker model (1 when f1 > 0), which disagrees with the
+    training labels' rule near the diagonal.
+
+    Examples
+    --------
+    >>> train, queries = cases_example()
+    >>> train.columns, queries.columns
+    (['f1', 'f2', 'label'], ['f1', 'f2', 'predicted'])
+    """
+    rng = np.random.default_rng(seed)
+    train = rng.normal(size=(500, 2))
+    queries = rng.normal(size=(200, 2))
+    return (
+        pl.DataFrame(
+            {"f1": train[:, 0], "f2": train[:, 1], "label": (train.sum(axis=1) > 0).astype(int)}
+        ),
+        pl.DataFrame(
+            {
+                "f1": queries[:, 0],
+                "f2": queries[:, 1],
+                "predicted": (queries[:, 0] > 0).astype(int),
+            }
+        ),
+    )
+
+
+def importance_example(seed: int = 0) -> pl.DataFrame:
+    """Feature importances of 8 features, overall and for two groups.
+
+    Columns: ``group`` ("overall", "g1", "g2"), ``feature`` (f0–f7) and ``importance``. The
+    overall importances fall linearly from 1.0 (f0) to 0.1 (f7); group g1 follows them with
+    a little noise (sd 0.05), group g2 reverses them.
+
+    Examples
+    --------
+    >>> importance_example().group_by("group").len().sort("group").rows()
+    [('g1', 8), ('g2', 8), ('overall', 8)]
+    """
+    rng = np.random.default_rng(seed)
+    base = np.linspace(1.0, 0.1, 8)
+    return pl.DataFrame(
+        {
+            "group": np.repeat(["overall", "g1", "g2"], 8),
+            "feature": [f"f{i}" for i in range(8)] * 3,
+            "importance": np.concatenate([base, base + rng.normal(0.0, 0.05, 8), base[::-1]]),
+        }
     )

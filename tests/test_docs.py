@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
+
+from frameaudit import datasets, explain, fair, repro
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,6 +24,13 @@ def test_site_builds_strictly(tmp_path: Path) -> None:
     performance = (tmp_path / "performance" / "index.html").read_text()
     assert "FairRankTune" in performance
     assert "speed-up" in performance
+    # the API reference documents every public function of every family
+    api = (tmp_path / "api" / "index.html").read_text()
+    for module in (fair, explain, repro, datasets):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isfunction(value):
+                assert f"{value.__module__}.{name}" in api, f"{module.__name__}.{name}"
 
 
 def test_readme_commands_match_ci() -> None:
