@@ -971,7 +971,9 @@ def iaa(
     )
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
     rows = prep.frame.with_columns(gap.alias("__fa_gap"))
-    if item is not None:
+    # when each partition is one ranking its items are distinct (checked): an item's sum over
+    # the rankings is its row's value
+    if item is not None and prep.rankings != prep.partition:
         rows = aggregate(rows, [*prep.partition, item], nw.col("__fa_gap").sum())
     result = aggregate(
         rows.with_columns(nw.col("__fa_gap").abs()),
