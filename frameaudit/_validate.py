@@ -42,6 +42,7 @@ __all__ = [
     "no_nulls",
     "non_empty",
     "number_in_range",
+    "progress_flag",
     "require_dtype",
     "row_text",
     "rows_in_order",
@@ -104,6 +105,13 @@ def number_in_range(
         msg = f"{parameter}={value!r}: expected a number in {interval}"
         raise InvalidParameterError(msg)
     return number
+
+
+def progress_flag(progress: object) -> None:
+    """Raise unless ``progress`` is True, False or None (None: "when the run is long")."""
+    if progress is not None and not isinstance(progress, bool):
+        msg = f"progress={progress!r}: expected True, False or None"
+        raise InvalidParameterError(msg)
 
 
 _KINDS: dict[str, Callable[[Any], bool]] = {

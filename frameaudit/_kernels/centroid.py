@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
-from frameaudit._kernels.silhouette import _workers
+from frameaudit._kernels import _shared
 
 __all__ = ["nearest_centroid_sums"]
 
@@ -69,7 +69,7 @@ def nearest_centroid_sums(points: Float, centroids: Float, labels: Index, k: int
     m = centroids.shape[0]
     chunk = int(np.clip(_CHUNK_VALUES // (m + d), 256, 8192))
     starts = range(0, n, chunk)
-    workers = max(1, min(len(starts), _workers()))
+    workers = max(1, min(len(starts), _shared.workers()))
     # Coordinates beyond ~1e154 overflow to inf distances (and NaN scores); the caller turns
     # that undefined result into null (and reports non-finite input), so warnings are noise.
     with np.errstate(over="ignore", invalid="ignore"):

@@ -27,7 +27,6 @@ index.
 
 from __future__ import annotations
 
-import os
 import queue
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
+from frameaudit._kernels import _shared
 from frameaudit.exceptions import InvalidValueError
 
 __all__ = ["nearest", "standardize"]
@@ -59,6 +59,7 @@ _BATCH = 2048
 _SPAN = 8  # groups per super-group: the k-th smallest is selected among 1/_SPAN of the minima
 _F32_SAFE = 1e17  # beyond this magnitude float32 squares could overflow: screen in float64
 _UNIT64 = float(np.finfo(np.float64).eps) / 2
+_PROGRESS_PAIRS = 5e9  # (query, training row) pairs above which a run takes seconds
 
 
 def standardize(train: Float, queries: Float) -> tuple[Float, Float]:
@@ -281,6 +282,8 @@ def nearest(
     *,
     exclude: Index | None = None,
     memory_budget: int = _BUDGET,
+    progress: bool | None = None,
+    label: str = "nearest neighbours",
 ) -> tuple[Index, Float]:
     """Find the ``k`` nearest training rows of every query row (Euclidean).
 
@@ -298,6 +301,11 @@ def nearest(
     memory_budget
         Bytes of screening scores per worker thread (a chunk's group minima and one tile of
         scores); the default keeps them in a core's cache.
+    progress
+        Show a progress line on stderr: True, False, or None for "when the run is long"
+        (more than 5·10⁹ query × training row pairs).
+    label
+        What the progress line calls the computation.
 
     Returns
     -------
@@ -330,7 +338,9 @@ def nearest(
     limit = np.empty(m, index.tiles.dtype)
     chunk = index.chunk_rows(memory_budget)
     starts = range(0, m, chunk)
-    workers = min(len(starts), len(os.sched_getaffinity(0)))
+    workers = min(len(starts), _shared.workers())
+    enabled = m * n > _PROGRESS_PAIRS if progress is None else progress
+    report = _shared.Progress(len(starts), label, enabled=enabled, unit="query chunks")
     # Chunks are handed out one at a time, so a worker slowed by other load on its core does
     # not hold up the result; each worker re-scores its candidates every _BATCH queries.
     pending: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -366,6 +376,7 @@ def nearest(
             if len(found) * chunk >= _BATCH:
                 rescore(found)
                 found = []
+            report.step()
         if found:
             rescore(found)
 

@@ -23,16 +23,14 @@ cluster has s_i = 0, and so does a point with a_i = b_i = 0 (scikit-learn's conv
 
 from __future__ import annotations
 
-import os
-import sys
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+from frameaudit._kernels import _shared
 
 __all__ = ["GroupSilhouette", "group_silhouette", "silhouette_samples"]
 
@@ -43,45 +41,6 @@ _BLOCK = 256  # rows (and columns) of one block of distances: 512 KiB, it stays 
 _CLOSE = 1e-5  # pairs closer than this (relative, see _exact_close_pairs) are recomputed
 _SUMS_BUDGET = 256 * 2**20  # bytes of per-point cluster sums allowed for the symmetric pass
 _PROGRESS_PAIRS = 5e8  # distances above which a run takes seconds: show a progress line
-_PROGRESS_EVERY = 0.5  # seconds between progress updates
-
-
-class _Progress:
-    """A one-line progress report on stderr, redrawn at most every half second."""
-
-    def __init__(self, total: int, label: str, *, enabled: bool) -> None:
-        self.total = total
-        self.label = label
-        self.enabled = enabled
-        self.done = 0
-        self.start = self.last = time.perf_counter()
-        self.lock = threading.Lock()
-
-    def step(self) -> None:
-        with self.lock:
-            self.done += 1
-            if not self.enabled:
-                return
-            now = time.perf_counter()
-            if now - self.last < _PROGRESS_EVERY and self.done < self.total:
-                return
-            self.last = now
-            elapsed = now - self.start
-            left = elapsed * (self.total - self.done) / self.done
-            sys.stderr.write(
-                f"\r{self.label}: {100 * self.done / self.total:3.0f}% "
-                f"({self.done}/{self.total} blocks, {elapsed:.0f} s elapsed, ~{left:.0f} s left)"
-            )
-            if self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _workers() -> int:
-    """The CPU cores this process may use."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
 
 
 def _indicator(labels: Index, start: int, stop: int) -> tuple[Float, Index]:
@@ -137,7 +96,7 @@ def _cluster_sums(
     right[d] = norms
     right[d + 1] = 1.0
 
-    workers = _workers()
+    workers = _shared.workers()
     symmetric = targets is None and workers * n * k * 8 <= _SUMS_BUDGET
     rows_of = np.arange(n) if targets is None else targets
     m = rows_of.size
@@ -147,7 +106,7 @@ def _cluster_sums(
     row_blocks = len(range(0, m, _BLOCK))
     steps = len(columns) * (len(columns) + 1) // 2 if symmetric else row_blocks * len(columns)
     pairs = m * n / (2 if symmetric else 1)
-    report = _Progress(
+    report = _shared.Progress(
         steps, label, enabled=pairs > _PROGRESS_PAIRS if progress is None else progress
     )
     shared = np.zeros((m, k))

@@ -67,6 +67,7 @@ def _retrieve(
     exclude_self: bool,
     label: str,
     carry: list[str],
+    progress: bool | None,
 ) -> pl.DataFrame:
     """Run the kernel inside the plan: training rows (side 0) and queries (side 1) in.
 
@@ -89,7 +90,9 @@ def _retrieve(
             position, on=_CASE, how="left", maintain_order="left"
         )
         exclude = own["__fa_at"].fill_null(-1).to_numpy().astype(np.int64, copy=False)
-    indices, distances = knn.nearest(train_x, query_x, k, exclude=exclude)
+    indices, distances = knn.nearest(
+        train_x, query_x, k, exclude=exclude, progress=progress, label="nearest_cases"
+    )
     of_query = np.repeat(np.arange(queries.height), k)
     found = indices.ravel()
     return pl.DataFrame(
@@ -115,6 +118,7 @@ def nearest_cases(
     standardize: bool = True,
     exclude_self: bool = False,
     carry: Names | None = None,
+    progress: bool | None = None,
 ) -> Any:
     r"""Find the ``k`` nearest training cases of every query row (exact Euclidean distance).
 
@@ -147,6 +151,10 @@ def nearest_cases(
     carry
         Column(s) of ``queries`` copied onto each of its neighbour rows, e.g. the prediction
         that :func:`~frameaudit.explain.correspondence` compares with.
+    progress
+        Show a progress line on stderr while the neighbours are searched: True, False, or None
+        for "when the search is long" (more than 5·10⁹ query × training row pairs, a few
+        seconds).
 
     Returns
     -------
@@ -208,6 +216,7 @@ def nearest_cases(
             "exclude_self=True: needs id= (a column of both frames) to recognise a query's own row"
         )
         raise InvalidParameterError(msg)
+    v.progress_flag(progress)
     carried = v.as_names(carry, "carry")
     clash = sorted(set(carried) & {*_OUTPUT, label})
     if clash:
@@ -273,6 +282,7 @@ def nearest_cases(
         exclude_self=exclude_self,
         label=label,
         carry=carried,
+        progress=progress,
     )
     found = run_kernel(
         nw.from_native(both),

@@ -1081,9 +1081,7 @@ def silhouette_difference(
     if sample is not None:
         _require_int("sample", sample, 2, None)
     _require_int("seed", seed, 0, 2**64 - 1)
-    if progress is not None and not isinstance(progress, bool):
-        msg = f"progress={progress!r}: expected True, False or None"
-        raise InvalidParameterError(msg)
+    v.progress_flag(progress)
     prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by, features=features)
     _present(prep, prep.frame, metric, group=group, a=a, b=b)
     prep.checks.append(_at_least_two_clusters(prep, cluster))

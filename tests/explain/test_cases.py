@@ -256,6 +256,29 @@ def test_accessor_and_pipeline() -> None:
     assert_frame_close(via_namespace.explain.correspondence(), fa.explain.correspondence(direct))
 
 
+def test_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
+    train, queries, labels = _data(0, 300, 500)
+    train_frame, query_frame = _frames(train, queries, labels)
+    quiet = fa.explain.nearest_cases(train_frame, query_frame, features=FEATURES, k=3)
+    assert capsys.readouterr().err == ""  # short searches are silent by default
+    shown = fa.explain.nearest_cases(
+        train_frame, query_frame, features=FEATURES, k=3, progress=True
+    )
+    err = capsys.readouterr().err
+    assert err.startswith("\rnearest_cases: ")
+    assert " query chunks, " in err
+    assert "100% (" in err
+    assert err.endswith(" s left)\n")
+    assert_frame_close(shown, quiet)
+    # the kernel's own default: silent below its threshold, the label given
+    knn.nearest(train, queries, 3, progress=True, memory_budget=4096, label="search")
+    err = capsys.readouterr().err
+    assert err.startswith("\rsearch: ")
+    chunks = int(err.rsplit("/", 1)[1].split()[0])
+    assert chunks > 1  # a small budget makes several chunks, each one counted
+    assert f"({chunks}/{chunks} query chunks" in err
+
+
 # --- errors -----------------------------------------------------------------------------------
 
 
@@ -272,6 +295,7 @@ def test_accessor_and_pipeline() -> None:
             "features='label_text'.*numeric",
         ),
         ({"features": ["x0", "nope"]}, fa.ColumnNotFoundError, "features='nope'"),
+        ({"progress": "yes"}, fa.InvalidParameterError, "progress='yes': expected True, False"),
     ],
 )
 def test_parameter_errors(kwargs: dict[str, Any], error: type[Exception], match: str) -> None:

@@ -18,7 +18,7 @@ from reference import clustering as ref
 from sklearn.datasets import make_blobs
 from threadpoolctl import threadpool_info
 
-from frameaudit._kernels import centroid, silhouette
+from frameaudit._kernels import _shared, centroid, silhouette
 
 
 def _blobs(
@@ -49,7 +49,7 @@ def test_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
         silhouette.silhouette_samples(x, labels, rows), exact[rows], atol=1e-13
     )
     for workers in (1, 3):
-        monkeypatch.setattr(silhouette, "_workers", lambda w=workers: w)
+        monkeypatch.setattr(_shared, "workers", lambda w=workers: w)
         np.testing.assert_allclose(silhouette.silhouette_samples(x, labels), exact, atol=1e-13)
     monkeypatch.setattr(silhouette, "_SUMS_BUDGET", 0)  # too many clusters for the symmetric pass
     np.testing.assert_allclose(silhouette.silhouette_samples(x, labels), exact, atol=1e-13)
@@ -247,7 +247,7 @@ def test_nearest_centroid_sums_per_label(monkeypatch: pytest.MonkeyPatch) -> Non
     columns = np.ascontiguousarray(points.T)
     results = []
     for workers in (1, 3):
-        monkeypatch.setattr(centroid, "_workers", lambda w=workers: w)
+        monkeypatch.setattr(_shared, "workers", lambda w=workers: w)
         results.append(centroid.nearest_centroid_sums(columns, centres, labels, 5))
         np.testing.assert_allclose(results[-1], expected, rtol=1e-12)
     np.testing.assert_allclose(results[0], results[1], rtol=1e-14)
