@@ -118,13 +118,20 @@ _KINDS: dict[str, Callable[[Any], bool]] = {
     "numeric": lambda d: d.is_numeric(),
     "integer": lambda d: d.is_integer(),
 }
+# the cast that fixes a column of the wrong dtype: (Polars dtype, pandas dtype)
+_CASTS = {"numeric": ("Float64", "float64"), "integer": ("Int64", "int64")}
 
 
 def require_dtype(frame: nw.LazyFrame[Any], column: str, parameter: str, kind: str) -> None:
     """Raise unless ``column`` has a dtype of ``kind`` ("numeric" or "integer")."""
     dtype = frame.collect_schema()[column]
     if not _KINDS[kind](dtype):
-        msg = f"{parameter}={column!r}: expected a column of {kind} dtype, found {dtype}"
+        polars_dtype, pandas_dtype = _CASTS[kind]
+        msg = (
+            f"{parameter}={column!r}: expected a column of {kind} dtype, found {dtype}; cast "
+            f"it first, e.g. pl.col({column!r}).cast(pl.{polars_dtype}) in Polars or "
+            f".astype({pandas_dtype!r}) in pandas"
+        )
         raise InvalidDtypeError(msg)
 
 

@@ -112,7 +112,7 @@ SCHEMA_CASES = [
         lambda f: f.with_columns(pl.col("rank").cast(pl.Float64)),
         {},
         InvalidDtypeError,
-        ["rank='rank'", "integer", "Float64"],
+        ["rank='rank'", "integer", "Float64", "pl.col('rank').cast(pl.Int64)", ".astype('int64')"],
     ),
     Case(
         "string relevance",
@@ -120,7 +120,7 @@ SCHEMA_CASES = [
         lambda f: f.with_columns(pl.col("relevance").cast(pl.String)),
         {},
         InvalidDtypeError,
-        ["relevance='relevance'", "numeric", "String"],
+        ["relevance='relevance'", "numeric", "String", "cast(pl.Float64)", ".astype('float64')"],
     ),
     Case(
         "string ctr",
