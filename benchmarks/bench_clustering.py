@@ -334,7 +334,7 @@ def run(quick: bool) -> str:
     load = os.getloadavg()[0]
     lines = [
         f"Measured {date.today().isoformat()} on {os.cpu_count()} cores (load average "
-        f"{load:.1f} at the end: other processes shared the machine) with `{command}`; "
+        f"{load:.1f} at the end, the benchmark's own work included) with `{command}`; "
         f"Polars {pl.__version__}, numpy {np.__version__}. frameaudit runs on an eager Polars "
         f"frame (value checks and the result included; repeated calls reuse the plan the first call built); times are the best of "
         f"{repeats} runs (2 for the silhouette; where there is a target at {n_labels:,} points, "

@@ -1,1 +1,1 @@
-"""numpy kernels for the computations a query engine cannot do well (see DESIGN.md)."""
+"""numpy kernels for the computations a query engine cannot do well (see docs/concepts.md)."""

@@ -1,8 +1,8 @@
 """Exact Euclidean k-nearest-neighbour retrieval, batched over queries in bounded memory.
 
 A query engine has no good plan for "the k closest training rows of every query", so this is one
-of the two numpy kernels on a metric path (see DESIGN.md). It is exact, deterministic and never
-holds an all-pairs matrix:
+of the two numpy kernels on a metric path (see docs/concepts.md). It is exact, deterministic and
+never holds an all-pairs matrix:
 
 1. The training rows (columns of the screening matrix) are split into tiles of ``W``
    consecutive columns, and the tiles into ``B`` blocks of consecutive tiles; group ``(b, w)``

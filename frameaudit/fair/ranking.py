@@ -222,7 +222,7 @@ def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> v.Check:
 
 
 def _mapping_sizes(prep: _Prepared) -> nw.LazyFrame[Any]:
-    """n_g for every (partition, group of the mapping): the group universe of SPEC §1."""
+    """n_g for every (partition, group of the mapping): the mapping's groups and sizes."""
     assert prep.mapping is not None
     sizes = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
     return prep.frame.select(prep.partition).unique().join(sizes, how="cross")

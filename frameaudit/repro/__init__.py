@@ -1,4 +1,4 @@
-"""Reproducibility across repeated runs (SPEC §3): whether runs err on the same samples.
+"""Reproducibility across repeated runs: whether runs err on the same samples.
 
 Pairwise metrics (:mod:`frameaudit.repro.pairwise`) compare every pair of runs and summarise
 the pair distribution; :mod:`frameaudit.repro.consistency` holds the metrics over all runs at

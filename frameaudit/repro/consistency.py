@@ -320,7 +320,7 @@ def residual_consistency(
 
     Two exact predictions (r_a = r_b = 0, 0/0) count as perfectly consistent: 1 for the ratios,
     0 for the differences. The summaries are those of the classification metrics (the regression
-    error consistency code of the same authors; SPEC §3).
+    error consistency code of the same authors; docs/repro.md).
 
     Parameters
     ----------

@@ -4,7 +4,7 @@ Each of k runs predicts the same n samples. For every unordered pair of runs (a,
 a < b in sorted run order, a metric compares the two prediction vectors — or the two binary
 error vectors :math:`e_r(s) = [\hat y_r(s) \ne y(s)]` — and the k(k−1)/2 values form the pair
 distribution. A *pairwise reproducibility metric* is a summary of that distribution: by default
-its mean, with the spread next to it (the error consistency of Levman et al. 2023; SPEC §3).
+its mean, with the spread next to it (the error consistency of Levman et al. 2023).
 
 Everything a pair needs comes from a few counts: n, the error counts n_a and n_b, the
 intersection I = |e_a ∧ e_b|, the agreement A = #{s: ŷ_a = ŷ_b}, the chance agreement

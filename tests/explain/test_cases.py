@@ -1,4 +1,4 @@
-"""Nearest cases (SPEC §4): the retrieval step of case-explainer, and the distance expression.
+"""Nearest cases (docs/explain.md): case-explainer's retrieval step and the distance expression.
 
 Neighbour indices and scaled distances are compared with case-explainer 0.2.0's
 ``CaseExplainer`` and scikit-learn's ``NearestNeighbors``; ties, exclusion of a query's own row

@@ -1,6 +1,6 @@
-"""Order cohesion (SPEC §4): position parity and rank alignment.
+"""Order cohesion (docs/explain.md): position parity and rank alignment.
 
-Against holisticai 1.0.14 where SPEC says frameaudit agrees with it (position parity on full,
+Against holisticai 1.0.14 where frameaudit agrees with it (position parity on full,
 equal feature sets; ``method="alpha_jaccard"``), against the plain implementation in
 ``tests/reference/explain.py`` for the seed's average top-k overlap, and on hand-worked cases.
 """
@@ -258,7 +258,7 @@ def test_alpha_jaccard_all_zero_importances_is_null() -> None:
     ],
 )
 def test_no_group_to_compare_is_null(metric: str, kwargs: dict[str, Any]) -> None:
-    # Only the overall ranking: the mean over an empty set of groups is undefined (SPEC: null,
+    # Only the overall ranking: the mean over an empty set of groups is undefined (frameaudit: null,
     # one row when by is not given).
     frame = ref.to_frame({}, {"a": 1.0, "b": 0.5})
     result = getattr(fa.explain, metric)(frame, overall="all", **kwargs)

@@ -1,4 +1,4 @@
-"""Case-based correspondence (SPEC §4) against case-explainer 0.2.0's compute_correspondence."""
+"""Case-based correspondence (docs/explain.md) against case-explainer 0.2.0."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ SEED_EXAMPLE = pl.DataFrame(
 
 
 def test_seed_example() -> None:
-    # The seed claims 94.5%; the formula it states gives 0.868485 (SPEC §4).
+    # The seed claims 94.5%; the formula it states gives 0.868485 (docs/explain.md).
     weighted = fa.explain.correspondence(SEED_EXAMPLE)
     assert weighted["correspondence"].item() == pytest.approx(0.868485, abs=5e-7)
     assert weighted["band"].item() == "high"
@@ -50,7 +50,7 @@ def _expected(
         value, band = compute_correspondence(
             neighbours, predicted, distance_weighted=weighted, class_weights=class_weights
         )
-        # case-explainer reports (0.0, "undefined") where SPEC says null.
+        # case-explainer reports (0.0, "undefined") where frameaudit gives null.
         rows.append((query, None, None) if band == "undefined" else (query, value, band))
     return pl.DataFrame(
         rows,

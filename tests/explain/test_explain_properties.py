@@ -1,4 +1,4 @@
-"""Hypothesis properties of the explainability family (SPEC §4).
+"""Hypothesis properties of the explainability family (docs/explain.md).
 
 Against the plain references on generated input, plus invariances: row order, group relabelling,
 scaling class weights, and "bad input raises a frameaudit error, never anything else".

@@ -1,8 +1,8 @@
-"""Differential tests: holisticai 1.0.14 and scikit-learn against frameaudit (SPEC §2).
+"""Differential tests: holisticai 1.0.14 and scikit-learn against frameaudit (docs/clustering.md).
 
 Equal: total variation, KL, social fairness ratio, minimum cluster ratio (up to holisticai's
 1e-32 term) and the per-group mean silhouettes. Documented differences: holisticai's silhouette
-difference is −½ × frameaudit's; its cluster balance is min(ρ, 1/ρ) (frameaudit follows SPEC's
+difference is −½ × frameaudit's; its cluster balance is min(ρ, 1/ρ) (frameaudit follows the seed's
 definition, checked against tests/reference). The silhouette kernel must match scikit-learn's
 ``silhouette_samples`` point by point.
 """
@@ -62,7 +62,7 @@ def test_label_metrics_equal_holisticai(
 
 
 def test_cluster_balance_follows_spec(frame: pl.DataFrame) -> None:
-    """SPEC: min over g, c of ρ; holisticai: min over g, c of min(ρ, 1/ρ) (ε = 1e-20)."""
+    """frameaudit: min over g, c of ρ; holisticai: min over g, c of min(ρ, 1/ρ) (ε = 1e-20)."""
     got = fa.fair.cluster_balance(frame, a="a", b="b").item()
     assert got == pytest.approx(ref.label_metric("cluster_balance", frame, "a", "b")[0], rel=1e-12)
     detail = fa.fair.cluster_balance(frame, a="a", b="b", per_cluster=True)

@@ -1,4 +1,4 @@
-"""The seven combos on hand-worked per-group vectors, including the undefined cases (SPEC §1).
+"""The seven combos on hand-worked per-group vectors, with the undefined cases (docs/ranking.md).
 
 ERBE with decay ½ gives exact binary fractions: V_g = ½·Σ_{k∈g} ½^(k−1), so every expected
 value below is worked out by hand. Each ``by`` partition of one frame is one case, and the

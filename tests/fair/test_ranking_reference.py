@@ -1,6 +1,6 @@
-"""frameaudit.fair against FairRankTune 0.0.7 on seeded random rankings (SPEC §1).
+"""frameaudit.fair against FairRankTune 0.0.7 on seeded random rankings (docs/ranking.md).
 
-The tidy frame is converted to FairRankTune's wide input in the test. Where SPEC says
+The tidy frame is converted to FairRankTune's wide input in the test. Where the documentation says
 frameaudit agrees (the EXP family with a ``groups=`` mapping, single-ranking ARP) the numbers
 must be equal; where it documents a difference the test asserts exactly that difference.
 """
@@ -62,7 +62,7 @@ def quiet() -> Iterator[None]:
 
 
 def documented(frt_value: float, combo: str, n_groups: int, scale: float = 1.0) -> float:
-    """frameaudit's combo value from FairRankTune's, by SPEC §1's list of differences.
+    """frameaudit's combo value from FairRankTune's, by the differences in docs/differences.md.
 
     ``scale`` multiplies every per-group value (1/|R| for ARP over |R| full rankings, where
     FairRankTune sums per-ranking fractions and frameaudit pools the pair counts).

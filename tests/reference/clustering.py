@@ -1,9 +1,10 @@
-"""An independent, deliberately plain implementation of SPEC §2 (clustering fairness), for tests.
+"""An independent, deliberately plain implementation of clustering fairness, for tests.
 
-Written from ``SPEC.md`` alone: Python loops over partitions and clusters, and distances from
-explicit coordinate differences (the full N × N matrix for the silhouette), so that it shares no
-code path with ``frameaudit.fair.clustering`` or its kernels. It also holds the seeded random
-clusterings the clustering tests share and the conversion to holisticai's input format.
+Written from the definitions in docs/clustering.md alone: Python loops over partitions and
+clusters, and distances from explicit coordinate differences (the full N × N matrix for the
+silhouette), so that it shares no code path with ``frameaudit.fair.clustering`` or its kernels.
+It also holds the seeded random clusterings the clustering tests share and the conversion to
+holisticai's input format.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ Value = float | None
 
 
 def div(numerator: float, denominator: float) -> Value:
-    """IEEE division with 0/0 undefined (None), as SPEC's general rules say."""
+    """IEEE division with 0/0 undefined (None), frameaudit's general rule (docs/concepts.md)."""
     if denominator == 0:
         if numerator == 0:
             return None
@@ -75,7 +76,7 @@ def _parts(frame: pl.DataFrame, by: str | None) -> list[tuple[Any, pl.DataFrame]
 
 
 def cluster_detail(part: pl.DataFrame, a: Any, b: Any) -> dict[Any, dict[str, Any]]:
-    """Per cluster: n_cluster, n_a, n_b, share_a, share_b, rho_a, rho_b (SPEC §2)."""
+    """Per cluster: n_cluster, n_a, n_b, share_a, share_b, rho_a, rho_b (docs/clustering.md)."""
     groups = part["group"].to_list()
     clusters = part["cluster"].to_list()
     total = len(groups)

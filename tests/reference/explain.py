@@ -1,6 +1,6 @@
-"""An independent, deliberately plain implementation of SPEC §4 (explainability), for tests.
+"""An independent, deliberately plain implementation of the explainability metrics, for tests.
 
-Written from ``SPEC.md`` and the seed texts alone: Python loops over groups and positions,
+Written from the definitions in docs/explain.md alone: Python loops over groups and positions,
 explicit top-k sets, a full distance matrix for nearest neighbours. It shares no code path with
 ``frameaudit.explain`` or its kNN kernel. It also holds the seeded random inputs the
 explainability tests share.
@@ -19,7 +19,7 @@ Importances = Mapping[str, float]
 
 
 def order(importances: Importances) -> list[str]:
-    """Features by descending |importance|, ties by ascending name (SPEC §4)."""
+    """Features by descending |importance|, ties by ascending name (docs/explain.md)."""
     return sorted(importances, key=lambda f: (-abs(importances[f]), f))
 
 

@@ -1,9 +1,9 @@
-"""An independent, deliberately plain implementation of SPEC §1 (fair ranking), for tests.
+"""An independent, deliberately plain implementation of the fair-ranking metrics, for tests.
 
-Written from ``SPEC.md`` alone: Python loops over rows, explicit pair enumeration for ARP and a
-prefix-by-prefix KL for NDKL, so that it shares no code path (and no trick) with
-``frameaudit.fair.ranking``. It also holds the seeded random inputs the ranking tests share and
-the conversion of a tidy frame to FairRankTune's wide input format.
+Written from the definitions in docs/ranking.md alone: Python loops over rows, explicit pair
+enumeration for ARP and a prefix-by-prefix KL for NDKL, so that it shares no code path (and no
+trick) with ``frameaudit.fair.ranking``. It also holds the seeded random inputs the ranking
+tests share and the conversion of a tidy frame to FairRankTune's wide input format.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ Value = float | None
 
 
 def div(numerator: float, denominator: float) -> Value:
-    """IEEE division with 0/0 undefined (None), as SPEC's general rules say."""
+    """IEEE division with 0/0 undefined (None), frameaudit's general rule (docs/concepts.md)."""
     if denominator == 0:
         if numerator == 0:
             return None
@@ -261,7 +261,7 @@ def expected(
     p: float = 0.5,
     decay: float = 0.5,
 ) -> pl.DataFrame:
-    """The frame frameaudit's ``metric`` should return for these arguments (SPEC §1)."""
+    """The frame frameaudit's ``metric`` should return for these arguments (docs/ranking.md)."""
     group_names, ranking_names, by_names = _names(group), _names(ranking), _names(by)
     params = {"relevance": relevance, "ctr": ctr, "p": p, "decay": decay}
     kwargs = {

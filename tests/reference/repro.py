@@ -1,4 +1,4 @@
-"""An independent numpy reference for the reproducibility metrics (SPEC §3).
+"""An independent numpy reference for the reproducibility metrics (docs/repro.md).
 
 Written from the definitions, one pair of runs at a time, vectorised over samples: no shared
 code with frameaudit. Input is wide — ``target`` of shape (n,) and ``predictions`` of shape
@@ -93,7 +93,7 @@ def pair_metrics(
 
 
 def summarize(values: np.ndarray) -> dict[str, float]:
-    """The SPEC's summary of a pair distribution; NaN marks undefined pairs (left out)."""
+    """frameaudit's summary of a pair distribution; NaN marks undefined pairs (left out)."""
     defined = values[~np.isnan(values)]
     stats: dict[str, float] = {"n_pairs": values.size, "n_undefined": values.size - defined.size}
     if defined.size == 0:
