@@ -21,8 +21,6 @@ from frameaudit.exceptions import ColumnNotFoundError, FrameAuditError, InvalidP
 
 __all__ = ["main"]
 
-# the group metrics, in report order
-_GROUP_METRICS = ("exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp")
 _READERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".parquet": pl.scan_parquet,
     ".pq": pl.scan_parquet,
@@ -51,6 +49,7 @@ def _ranking_sections(
     is left out.
     """
     groups = roles["group"]
+    # the group metrics in report order, with their options (None: a column is missing)
     options: dict[str, dict[str, Any] | None] = {
         "exp": {},
         "expu": {"relevance": relevance} if relevance else None,
@@ -63,8 +62,7 @@ def _ranking_sections(
     }
     per_group: pl.DataFrame | None = None
     combined = []
-    for name in _GROUP_METRICS:
-        extra = options[name]
+    for name, extra in options.items():
         if extra is None:
             continue
         metric = getattr(fair, name)
