@@ -31,6 +31,12 @@ _READERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".ndjson": pl.scan_ndjson,
     ".jsonl": pl.scan_ndjson,
 }
+# the report families whose options are exactly their column roles (default: the role's name)
+_PLAIN_ROLES = {
+    "repro": ("run", "sample", "target", "prediction"),
+    "correspondence": ("query", "distance", "label", "predicted"),
+    "cohesion": ("group", "feature", "importance"),
+}
 
 
 def _ranking_sections(
@@ -300,18 +306,14 @@ def _report(args: argparse.Namespace) -> list[str]:
         b = _typed(points, args.group, "--b", args.b)
         roles = {"cluster": args.cluster, "group": args.group, "a": a, "b": b}
         return _clustering_sections(points, roles, args.features)
+    roles = {r: getattr(args, r) for r in _PLAIN_ROLES[family]}
+    frame = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
     if family == "repro":
-        roles = {r: getattr(args, r) for r in ("run", "sample", "target", "prediction")}
-        runs = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
-        return _repro_sections(runs, roles)
+        return _repro_sections(frame, roles)
     if family == "correspondence":
-        roles = {r: getattr(args, r) for r in ("query", "distance", "label", "predicted")}
-        cases = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
-        return _correspondence_sections(cases, roles)
-    roles = {r: getattr(args, r) for r in ("group", "feature", "importance")}
-    importances = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
-    overall = _typed(importances, args.group, "--overall", args.overall)
-    return _cohesion_sections(importances, {**roles, "overall": overall})
+        return _correspondence_sections(frame, roles)
+    overall = _typed(frame, args.group, "--overall", args.overall)
+    return _cohesion_sections(frame, {**roles, "overall": overall})
 
 
 def _columns(named: dict[str, list[str | None]]) -> dict[str, str]:
@@ -365,18 +367,17 @@ def _report_parser(commands: Any) -> None:
         help="numeric feature columns, separated by commas (adds the distance metrics)",
     )
 
-    runs = family("repro", "reproducibility: one row per (run, sample)")
-    for role in ("run", "sample", "target", "prediction"):
-        runs.add_argument(f"--{role}", default=role, help=f"{role} column")
-
-    cases = family("correspondence", "case-based correspondence: one row per (query, neighbour)")
-    for role in ("query", "distance", "label", "predicted"):
-        cases.add_argument(f"--{role}", default=role, help=f"{role} column")
-
-    cohesion = family("cohesion", "explanation cohesion: one row per (group, feature)")
-    for role in ("group", "feature", "importance"):
-        cohesion.add_argument(f"--{role}", default=role, help=f"{role} column")
-    cohesion.add_argument(
+    plain = {
+        "repro": family("repro", "reproducibility: one row per (run, sample)"),
+        "correspondence": family(
+            "correspondence", "case-based correspondence: one row per (query, neighbour)"
+        ),
+        "cohesion": family("cohesion", "explanation cohesion: one row per (group, feature)"),
+    }
+    for name, parser in plain.items():
+        for role in _PLAIN_ROLES[name]:
+            parser.add_argument(f"--{role}", default=role, help=f"{role} column")
+    plain["cohesion"].add_argument(
         "--overall", required=True, help="the group value whose rows hold the overall ranking"
     )
 
