@@ -269,16 +269,17 @@ def _read(path: str, columns: dict[str, str]) -> pl.DataFrame:
 def _typed(frame: pl.DataFrame, column: str, option: str, text: str) -> Any:
     """A value given on the command line, as a value of ``column``'s dtype."""
     dtype = frame.schema[column]
+    booleans = {"true": True, "1": True, "false": False, "0": False}
     try:
         if dtype.is_integer():
             return int(text)
         if dtype.is_float():
             return float(text)
-    except ValueError:
+        if dtype == pl.Boolean:
+            return booleans[text.lower()]
+    except (ValueError, KeyError):
         msg = f"{option}={text!r}: expected a value of column {column!r} ({dtype})"
         raise InvalidParameterError(msg) from None
-    if dtype == pl.Boolean:
-        return text.lower() in ("true", "1")
     return text
 
 

@@ -213,6 +213,7 @@ def test_report_repro_correspondence_and_cohesion(
         (["ranking", "{dir}/log.parquet", "--group", "gender"], "unique within each ranking"),
         (["clustering", "{dir}/points.parquet", "--a", "x", "--b", "1"], "--a='x': expected a"),
         (["cohesion", "{dir}/log.parquet", "--overall", "all"], "--group='group': column"),
+        (["clustering", "{dir}/flags.parquet", "--a", "yes", "--b", "false"], "--a='yes'"),
     ],
 )
 def test_report_errors_are_one_clear_line(
@@ -221,6 +222,8 @@ def test_report_errors_are_one_clear_line(
     ranking_example().write_parquet(tmp_path / "log.parquet")
     (tmp_path / "log.txt").write_text("rank\n1\n")
     pl.DataFrame({"cluster": [0, 1], "group": [0, 1]}).write_parquet(tmp_path / "points.parquet")
+    flags = pl.DataFrame({"cluster": [0, 1], "group": [True, False]})
+    flags.write_parquet(tmp_path / "flags.parquet")
     arguments = [a.format(dir=tmp_path) for a in argv]
     assert cli.main(["report", *arguments]) == 2
     captured = capsys.readouterr()
