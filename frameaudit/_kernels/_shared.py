@@ -1,4 +1,4 @@
-"""What the numpy kernels share: the cores they may use and a progress line for long runs."""
+"""What the numpy kernels share: the cores, the worker threads and a progress line."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
-__all__ = ["Progress", "workers"]
+from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+__all__ = ["Progress", "in_parallel", "workers"]
+
+T = TypeVar("T")
 
 _PROGRESS_EVERY = 0.5  # seconds between progress updates
 
@@ -53,3 +61,44 @@ class Progress:
             if self.done == self.total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
+
+
+# One BLAS thread per kernel worker. The limit is process-wide (BLAS has one thread count), so
+# concurrent kernels share it: the first to start sets it and the last to finish restores it.
+# The libraries are looked up once, under the lock: threadpoolctl finds them by walking the
+# loaded libraries (dl_iterate_phdr) with a Python callback, which was seen to deadlock when it
+# ran on every call from several threads at once.
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limit: Any = None
+_controller: Any = None
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    global _blas_users, _blas_limit, _controller  # noqa: PLW0603 (one process-wide limit)
+    with _blas_lock:
+        if _controller is None:
+            _controller = ThreadpoolController()
+        if _blas_users == 0:
+            _blas_limit = _controller.limit(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
+
+
+def in_parallel(work: Callable[[int], T], count: int) -> list[T]:
+    """``[work(0), ..., work(count - 1)]``, each in its own thread with one BLAS thread.
+
+    numpy releases the GIL in every step, so the workers run in parallel. One BLAS thread per
+    worker: OpenBLAS's own threads spin while they wait, and next to other busy processes (or
+    the kernel's own threads) that was measured to make a run up to 10× slower.
+    """
+    with _one_blas_thread(), ThreadPoolExecutor(count) as pool:
+        return list(pool.map(work, range(count)))

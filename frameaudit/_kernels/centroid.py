@@ -21,11 +21,8 @@ handful of centroids its candidate bookkeeping costs more than the whole screeni
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import numpy.typing as npt
-from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from frameaudit._kernels import _shared
 
@@ -109,9 +106,6 @@ def nearest_centroid_sums(points: Float, centroids: Float, labels: Index, k: int
                 sums += np.bincount(labels[start:stop], weights=out, minlength=k)
         return sums
 
-    # numpy releases the GIL in every step, so the workers run in parallel, each with one BLAS
-    # thread (see the silhouette kernel).
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        partial = list(pool.map(work, range(workers)))
+    partial = _shared.in_parallel(work, workers)
     total: Float = np.sum(partial, axis=0)
     return total

@@ -28,13 +28,11 @@ index.
 from __future__ import annotations
 
 import queue
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from frameaudit._kernels import _shared
 from frameaudit.exceptions import InvalidValueError
@@ -380,9 +378,5 @@ def nearest(
         if found:
             rescore(found)
 
-    # One BLAS thread per worker: OpenBLAS's own threads spin while they wait, which was
-    # measured to halve the speed (more next to other busy processes); numpy releases the GIL
-    # in every step, so the workers run in parallel.
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        list(pool.map(work, range(workers)))
+    _shared.in_parallel(work, workers)
     return indices, distances

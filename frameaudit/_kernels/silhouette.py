@@ -23,12 +23,10 @@ cluster has s_i = 0, and so does a point with a_i = b_i = 0 (scikit-learn's conv
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from frameaudit._kernels import _shared
 
@@ -143,10 +141,7 @@ def _cluster_sums(
                 report.step()
         return sums
 
-    # One BLAS thread per worker: OpenBLAS threads spin while they wait, and next to other busy
-    # processes (or the kernel's own threads) that was measured to make a run 10× slower.
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        partial = list(pool.map(work, range(workers)))
+    partial = _shared.in_parallel(work, workers)
     return np.sum(partial, axis=0) if symmetric else shared
 
 
