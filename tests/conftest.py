@@ -7,14 +7,23 @@ for comparison.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import narwhals.stable.v2 as nw
 import polars as pl
 import pytest
+from hypothesis import settings
 
 Constructor = Callable[[pl.DataFrame], Any]
+
+# Property tests draw the same examples on every machine and every run: a green run here is a
+# green run in CI. No example database either (it would replay this machine's past failures).
+# `HYPOTHESIS_PROFILE=explore` draws fresh random examples, to hunt for new failing cases.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
 def _shuffled(df: pl.DataFrame) -> pl.DataFrame:
