@@ -11,6 +11,7 @@ Two kinds of check:
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import math
 import numbers
@@ -37,6 +38,7 @@ __all__ = [
     "choice",
     "distinct_within",
     "finite",
+    "group_value",
     "in_range",
     "merge_rules",
     "no_nulls",
@@ -111,6 +113,46 @@ def progress_flag(progress: object) -> None:
     """Raise unless ``progress`` is True, False or None (None: "when the run is long")."""
     if progress is not None and not isinstance(progress, bool):
         msg = f"progress={progress!r}: expected True, False or None"
+        raise InvalidParameterError(msg)
+
+
+def _holds(dtype: Any, value: Any) -> bool | None:  # noqa: PLR0911 (one return per dtype family)
+    """Whether ``value`` can be a value of a column of ``dtype``; None: no value can."""
+    if isinstance(dtype, (nw.String, nw.Categorical, nw.Enum)):
+        return isinstance(value, str)
+    if isinstance(dtype, nw.Boolean):
+        return isinstance(value, (bool, np.bool_))
+    if dtype.is_numeric():
+        return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    if isinstance(dtype, nw.Datetime):
+        return isinstance(value, dt.datetime)
+    if isinstance(dtype, nw.Date):
+        return isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+    if isinstance(dtype, nw.Duration):
+        return isinstance(value, dt.timedelta)
+    if isinstance(dtype, nw.Time):
+        return isinstance(value, dt.time)
+    return None
+
+
+def group_value(parameter: str, value: Any, role: str, column: str, dtype: Any) -> None:
+    """Raise unless ``value`` (e.g. ``a=``) can be a value of ``column`` (the ``role`` column).
+
+    Schema only: whether the value occurs is a value check.
+    """
+    holds = _holds(dtype, value)
+    if holds is None:
+        msg = (
+            f"{role}={column!r}: a column of dtype {dtype} cannot hold the compared groups; "
+            "cast it to a string, numeric, boolean or temporal dtype first"
+        )
+        raise InvalidDtypeError(msg)
+    if not holds:
+        msg = (
+            f"{parameter}={value!r}: expected a value of the dtype of {role}={column!r} "
+            f"({dtype}), got {type(value).__name__}; a {type(value).__name__} cannot be a "
+            f"value of the {role} column"
+        )
         raise InvalidParameterError(msg)
 
 

@@ -20,9 +20,15 @@ import numpy.typing as npt
 import polars as pl
 
 from frameaudit import _validate as v
-from frameaudit._engine import align, from_engine, run_kernel, to_engine
+from frameaudit._engine import align, from_engine, run_kernel
 from frameaudit._kernels import knn
-from frameaudit.exceptions import InvalidParameterError, InvalidValueError, UnsupportedBackendError
+from frameaudit._roles import Role, bind, column_names
+from frameaudit.exceptions import (
+    InvalidDtypeError,
+    InvalidParameterError,
+    InvalidValueError,
+    UnsupportedBackendError,
+)
 
 __all__ = ["euclidean_distance", "nearest_cases"]
 
@@ -207,7 +213,6 @@ def nearest_cases(
     [1.0, 1.0]
 
     """
-    names = v.as_names(features, "features")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         msg = f"k={k!r}: expected a positive integer number of neighbours"
         raise InvalidParameterError(msg)
@@ -217,16 +222,24 @@ def nearest_cases(
         )
         raise InvalidParameterError(msg)
     v.progress_flag(progress)
-    carried = v.as_names(carry, "carry")
+    carried = column_names(Role("carry", carry, many=True, optional=True))
     clash = sorted(set(carried) & {*_OUTPUT, label})
     if clash:
         taken = ", ".join([*_OUTPUT, label])
         msg = f"carry={carry!r}: {clash[0]!r} is already an output column ({taken})"
         raise InvalidParameterError(msg)
-    ids = {id: "id"} if id is not None else {}
-    source = to_engine(
-        train, {**dict.fromkeys(names, "features"), label: "label", **ids}, frame_name="train"
+    bound = bind(
+        train,
+        [
+            Role("features", features, many=True, dtype="numeric"),
+            Role("label", label, shown=True),
+            Role("id", id, optional=True),
+        ],
+        outputs=_OUTPUT,
+        frame_name="train",
     )
+    source, names = bound.source, bound.columns["features"]
+    ids = {id: "id"} if id is not None else {}
     if not source.kind.on_polars:
         # The frames are combined with Polars before the kernel step refuses other engines.
         msg = (
@@ -240,9 +253,16 @@ def nearest_cases(
         {**dict.fromkeys(names, "features"), **ids, **dict.fromkeys(carried, "carry")},
         frame_name="queries",
     )
-    for frame in (source.frame, query_frame):
-        for column in names:
-            v.require_dtype(frame, column, "features", "numeric")
+    for column in names:
+        v.require_dtype(query_frame, column, "features", "numeric")
+    if id is not None:
+        train_id, query_id = source.frame.collect_schema()[id], query_frame.collect_schema()[id]
+        if train_id != query_id:
+            msg = (
+                f"id={id!r}: the ids of train ({train_id}) and of queries ({query_id}) must "
+                "have the same dtype; cast one of them"
+            )
+            raise InvalidDtypeError(msg)
     checks = [v.no_nulls(source.frame, {label: "label", **ids})]
     if id is not None:
         checks += [

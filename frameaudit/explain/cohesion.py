@@ -32,11 +32,10 @@ from frameaudit._engine import (
     align,
     from_engine,
     lazy_from_arrow,
-    reuses_plans,
     shared,
-    to_engine,
 )
 from frameaudit._expr import aggregate, null_float, over
+from frameaudit._roles import Role, bind
 from frameaudit.exceptions import InvalidParameterError
 
 __all__ = ["Method", "position_parity", "rank_alignment"]
@@ -97,25 +96,6 @@ class _Pairs:
 
 def _scalar(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool))
-
-
-def _check_overall_value(lf: nw.LazyFrame[Any], group: str, overall: Any) -> None:
-    """Check that the overall group value can be a value of the group column (schema only)."""
-    dtype = lf.collect_schema()[group]
-    textual = dtype in (nw.String, nw.Categorical, nw.Enum)
-    if dtype == nw.Boolean:
-        ok = isinstance(overall, bool)
-    elif textual:
-        ok = isinstance(overall, str)
-    else:
-        ok = dtype.is_numeric() and not isinstance(overall, (bool, str))
-    if not ok:
-        msg = (
-            f"overall={overall!r}: a {type(overall).__name__} cannot be a value of the group "
-            f"column {group!r} ({dtype}); give one of its values, or a frame of feature "
-            "importances"
-        )
-        raise InvalidParameterError(msg)
 
 
 def _ranked(
@@ -205,13 +185,22 @@ def _rankings(
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         msg = f"k={k!r}: expected a positive integer (compare the top-k prefix) or None"
         raise InvalidParameterError(msg)
-    by_names = v.as_names(by, "by")
+    bound = bind(
+        frame,
+        [
+            Role("group", group, shown=True),
+            Role("feature", feature),
+            Role("importance", importance, dtype="numeric"),
+            Role("by", by, many=True, optional=True, shown=True),
+        ],
+        outputs=[metric],
+    )
+    source = bound.source
+    by_names = bound.columns["by"]
     columns = {group: "group", feature: "feature", importance: "importance"}
     columns.update(dict.fromkeys(by_names, "by"))
-    source = to_engine(frame, columns)
     source.require_ordered_windows(metric)
     lf = source.frame
-    v.require_dtype(lf, importance, "importance", "numeric")
     window = [*by_names, group]
     checks = [
         v.non_empty(lf, metric),
@@ -220,7 +209,7 @@ def _rankings(
     ]
     missing_overall = None
     if _scalar(overall):
-        _check_overall_value(lf, group, overall)
+        v.group_value("overall", overall, "group", group, lf.collect_schema()[group])
         # The same window ranks the groups and the overall ranking (each is its own partition,
         # so Polars runs it below the two filters).
         ranked = _ranked(lf, window, feature, importance, alpha)
@@ -434,7 +423,6 @@ def _finish(
     return from_engine(result, r.source, sort_by=r.by, checks=checks)
 
 
-@reuses_plans
 def position_parity(
     frame: Any,
     *,
@@ -552,7 +540,6 @@ def position_parity(
     return _finish(r, result, checks, "position_parity", per_group, nullable=False)
 
 
-@reuses_plans
 def rank_alignment(
     frame: Any,
     *,

@@ -18,8 +18,9 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import _validate as v
-from frameaudit._engine import from_engine, reuses_plans, shared, to_engine
+from frameaudit._engine import from_engine, shared
 from frameaudit._expr import null_float
+from frameaudit._roles import Role, bind
 from frameaudit.exceptions import (
     FrameAuditError,
     InvalidDtypeError,
@@ -31,6 +32,8 @@ __all__ = ["correspondence"]
 
 Names = str | Sequence[str]
 
+# every column the result may add (one row per query, or the summary with by=)
+_OUTPUTS = ("correspondence", "band", "n_queries", "n_undefined", "n_high", "n_medium", "n_low")
 _W = "__fa_w"
 _MATCH = "__fa_match"
 _LOW = "__fa_low"
@@ -163,7 +166,6 @@ def _one_prediction_in_order(
     return v.Check(nw.from_native(screen), error)
 
 
-@reuses_plans
 def correspondence(
     frame: Any,
     *,
@@ -262,19 +264,32 @@ def correspondence(
     0.8
 
     """
-    query_names = v.as_names(query, "query")
-    by_names = v.as_names(by, "by")
     high = v.number_in_range("high", high, 0.0, 1.0)
     medium = v.number_in_range("medium", medium, 0.0, 1.0)
     if medium > high:
         msg = f"medium={medium!r}, high={high!r}: expected medium <= high"
         raise InvalidParameterError(msg)
-    columns = dict.fromkeys(by_names, "by")
-    columns.update(dict.fromkeys(query_names, "query"))
-    columns.update({label: "label", predicted: "predicted"})
-    if weighted:
-        columns[distance] = "distance"
-    source = to_engine(frame, columns)
+    if class_weights is not None and not isinstance(class_weights, Mapping):
+        msg = (
+            f"class_weights={class_weights!r}: expected a mapping {{class: weight}} or None, "
+            f"got {type(class_weights).__name__}"
+        )
+        raise InvalidParameterError(msg)
+    bound = bind(
+        frame,
+        [
+            Role("by", by, many=True, optional=True, shown=True),
+            Role("query", query, many=True, shown=True),
+            Role("label", label),
+            Role("predicted", predicted),
+            *([Role("distance", distance, dtype="numeric")] if weighted else []),
+        ],
+        # a summary per query or per predicted class: both are constant within a query
+        sharing=[frozenset(("by", "query")), frozenset(("by", "predicted"))],
+        outputs=_OUTPUTS,
+    )
+    source = bound.source
+    query_names, by_names = bound.columns["query"], bound.columns["by"]
     lf = source.frame
     keys = list(dict.fromkeys([*by_names, *query_names]))
     schema = lf.collect_schema()
@@ -295,7 +310,6 @@ def correspondence(
     # A row without neighbours (null label) gets a null weight, which the sums skip; weighted,
     # through its null distance (a null in only one of the two is an error).
     if weighted:
-        v.require_dtype(lf, distance, "distance", "numeric")
         checks += [
             v.in_range(lf, distance, "distance", 0, None),
             _null_pairs(lf, query_names[0], distance, label),

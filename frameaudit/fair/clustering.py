@@ -36,10 +36,8 @@ from frameaudit._engine import (
     Source,
     align,
     from_engine,
-    reuses_plans,
     run_kernel,
     shared,
-    to_engine,
 )
 from frameaudit._expr import (
     ALL,
@@ -52,6 +50,7 @@ from frameaudit._expr import (
 )
 from frameaudit._kernels import centroid as centroid_kernel
 from frameaudit._kernels import silhouette as silhouette_kernel
+from frameaudit._roles import Role, bind, column_names
 from frameaudit.exceptions import (
     InvalidDtypeError,
     InvalidParameterError,
@@ -100,20 +99,7 @@ class _Prepared:
 def _check_group_values(dtype: Any, group: str, values: dict[str, Any]) -> None:
     """``a`` and ``b`` must differ and be comparable with the group column (schema only)."""
     for name, value in values.items():
-        if isinstance(dtype, (nw.String, nw.Categorical, nw.Enum)):
-            ok = isinstance(value, str)
-        elif isinstance(dtype, nw.Boolean):
-            ok = isinstance(value, bool)
-        elif dtype.is_numeric():
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        else:
-            ok = value is not None
-        if not ok:
-            msg = (
-                f"{name}={value!r}: expected a value of the dtype of group={group!r} ({dtype}), "
-                f"got {type(value).__name__}"
-            )
-            raise InvalidParameterError(msg)
+        v.group_value(name, value, "group", group, dtype)
     a, b = values.values()
     if a == b:
         msg = f"a={a!r}, b={b!r}: the two compared groups must differ"
@@ -172,33 +158,43 @@ def _feature_columns(
 def _prepare(
     frame: Any,
     *,
-    cluster: str | None,
+    cluster: str,
     group: str,
     a: Any,
     b: Any,
     by: Names | None,
+    outputs: Sequence[str],
     features: Names | None = None,
+    distances: bool = False,
+    read_labels: bool = True,
 ) -> _Prepared:
     """Validate the schema and bring the frame into the engine.
 
-    With ``features`` (the distance metrics), also add the group code and the features. The
-    checks on the rows start with the null check; :func:`_present` adds the others.
+    ``outputs`` are the columns the result adds. With ``distances`` (the distance metrics),
+    also add the group code and the ``features``. ``read_labels=False``: the cluster labels are
+    not read (``cluster`` names the centroids' column). The checks on the rows start with the
+    null check; :func:`_present` adds the others.
     """
-    for parameter, value in (("cluster", cluster), ("group", group)):
-        if value is not None and not isinstance(value, str):
-            msg = f"{parameter}={value!r}: expected one column name (str)"
-            raise InvalidParameterError(msg)
-    by_names = v.as_names(by, "by")
-    feature_names = v.as_names(features, "features")
-    roles: dict[str, str] = {group: "group"}
-    if cluster is not None:
-        roles[cluster] = "cluster"
-    roles.update(dict.fromkeys(by_names, "by"))
-    source = to_engine(frame, {**roles, **dict.fromkeys(feature_names, "features")})
+    bound = bind(
+        frame,
+        [
+            Role("group", group),
+            Role("cluster", cluster if read_labels else None, optional=not read_labels, shown=True),
+            Role("by", by, many=True, optional=True, shown=True),
+            *([Role("features", features, many=True)] if distances else []),
+        ],
+        outputs=outputs,
+    )
+    source = bound.source
+    by_names = bound.columns["by"]
+    feature_names = bound.columns.get("features", [])
+    if not read_labels:
+        column_names(Role("cluster", cluster))
+    roles = {c: p for p in ("group", "cluster", "by") for c in bound.columns[p]}
     lf = source.frame
     _check_group_values(lf.collect_schema()[group], group, {"a": a, "b": b})
     checks = [v.no_nulls(lf, roles)]
-    if features is None:
+    if not distances:
         return _Prepared(source, lf, by_names, [], checks)
     expressions, labels = _feature_columns(lf, feature_names)
     code = (
@@ -340,7 +336,8 @@ def _label_metric(
     Only the columns the metric needs are computed, in as few steps as possible: building the
     plan costs more than running it up to about a million rows.
     """
-    prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by)
+    outputs = [metric, *_COUNTS] if per_cluster else [metric]
+    prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by, outputs=outputs)
     # The one pass over the data. The checks read it too: cached, it is computed once.
     counts = shared(prep.frame.group_by([*prep.by, cluster, group]).agg(nw.len().alias(_N)))
     _present(prep, counts, metric, group=group, a=a, b=b)
@@ -383,7 +380,6 @@ def _label_metric(
     return from_engine(summary, prep.source, sort_by=prep.by, checks=prep.checks)
 
 
-@reuses_plans
 def cluster_balance(
     frame: Any,
     *,
@@ -475,7 +471,6 @@ def cluster_balance(
     )
 
 
-@reuses_plans
 def min_cluster_ratio(
     frame: Any,
     *,
@@ -529,7 +524,6 @@ def min_cluster_ratio(
     )
 
 
-@reuses_plans
 def cluster_distribution_tv(
     frame: Any,
     *,
@@ -580,7 +574,6 @@ def cluster_distribution_tv(
     )
 
 
-@reuses_plans
 def cluster_distribution_kl(
     frame: Any,
     *,
@@ -770,7 +763,6 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     return partitions.join(stats, on=keys, how="left")
 
 
-@reuses_plans
 def social_fairness_ratio(
     frame: Any,
     *,
@@ -844,12 +836,15 @@ def social_fairness_ratio(
     metric = "social_fairness_ratio"
     prep = _prepare(
         frame,
-        cluster=cluster if centroids is None else None,
+        cluster=cluster,
         group=group,
         a=a,
         b=b,
         by=by,
+        outputs=[metric],
         features=features,
+        distances=True,
+        read_labels=centroids is None,
     )
     if prep.source.kind is Kind.DASK:
         # Dask's optimizer fails (KeyError) on the join and per-point group-by, depending on
@@ -980,7 +975,6 @@ def _silhouette_batch(
     return _kernel_result(keys, outputs)
 
 
-@reuses_plans
 def silhouette_difference(
     frame: Any,
     *,
@@ -1082,12 +1076,22 @@ def silhouette_difference(
         _require_int("sample", sample, 2, None)
     _require_int("seed", seed, 0, 2**64 - 1)
     v.progress_flag(progress)
-    prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by, features=features)
-    _present(prep, prep.frame, metric, group=group, a=a, b=b)
-    prep.checks.append(_at_least_two_clusters(prep, cluster))
     outputs: dict[str, pl.DataType] = {"silhouette_a": pl.Float64(), "silhouette_b": pl.Float64()}
     if sample is not None:
         outputs.update(std_error=pl.Float64(), n_sampled=pl.Int64())
+    prep = _prepare(
+        frame,
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        outputs=[metric, *outputs],
+        features=features,
+        distances=True,
+    )
+    _present(prep, prep.frame, metric, group=group, a=a, b=b)
+    prep.checks.append(_at_least_two_clusters(prep, cluster))
     means = run_kernel(
         prep.frame.select(*prep.by, cluster, _G, *prep.features),
         prep.source,

@@ -26,11 +26,10 @@ from frameaudit._engine import (
     count_distinct,
     from_engine,
     lazy_from_arrow,
-    reuses_plans,
     shared,
-    to_engine,
 )
 from frameaudit._expr import ALL, aggregate, discount, null_float, over, partitioned, safe_div
+from frameaudit._roles import Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
@@ -91,44 +90,51 @@ def _prepare(
     groups: GroupMapping | None,
     by: Names | None,
     values: Mapping[str, str] | None = None,
+    grouped: bool = True,
 ) -> _Prepared:
     """Validate the schema, bring the frame into the engine, join the group mapping."""
     values = dict(values or {})
-    group_names = v.as_names(group, "group")
-    ranking_names = v.as_names(ranking, "ranking")
-    by_names = v.as_names(by, "by")
     if groups is not None:
-        if len(group_names) != 1:
+        if isinstance(group, (list, tuple)):
             msg = (
                 f"group={group!r}: with groups= (a mapping) give one name for the group "
                 "column of the mapping and of the output"
             )
             raise InvalidParameterError(msg)
+        # the mapping's group column (and the output's): one name, not a column of the frame
+        group_names = column_names(Role("group", group))
         if item is None:
             msg = "item=None: groups= (a mapping from item to group) needs item= to join on"
             raise InvalidParameterError(msg)
-    _one_role_each(
-        {
-            "rank": [rank],
-            "group": [] if groups is not None else group_names,
-            "item": [item] if item is not None else [],
-            "by/ranking": list(dict.fromkeys([*by_names, *ranking_names])),
-            **{parameter: [column] for parameter, column in values.items()},
-        }
+        if group_names[0] == metric:
+            msg = f"group={group!r}: {metric!r} is an output column of this metric; rename it"
+            raise InvalidParameterError(msg)
+    bound = bind(
+        frame,
+        [
+            Role("rank", rank, dtype="integer"),
+            # IAA has no groups (group=None); with groups= the mapping holds them
+            *([Role("group", group, many=True, shown=True)] if grouped and groups is None else []),
+            Role("ranking", ranking, many=True, optional=True),
+            Role("item", item, optional=True),
+            Role("by", by, many=True, optional=True, shown=True),
+            *(Role(parameter, column, dtype="numeric") for parameter, column in values.items()),
+        ],
+        sharing=[frozenset(("by", "ranking"))],
+        outputs=[metric],
     )
-    columns: dict[str, str] = {rank: "rank"}
-    if groups is None:
-        columns.update(dict.fromkeys(group_names, "group"))
-    columns.update(dict.fromkeys(ranking_names, "ranking"))
-    if item is not None:
-        columns[item] = "item"
-    columns.update(dict.fromkeys(by_names, "by"))
-    columns.update({c: p for p, c in values.items()})
-    source = to_engine(frame, columns)
+    source = bound.source
     lf = source.frame
-    v.require_dtype(lf, rank, "rank", "integer")
-    for parameter, column in values.items():
-        v.require_dtype(lf, column, parameter, "numeric")
+    if groups is None:
+        group_names = bound.columns.get("group", [])
+    ranking_names, by_names = bound.columns["ranking"], bound.columns["by"]
+    if groups is not None and group_names[0] in lf.collect_schema().names():
+        msg = (
+            f"group={group_names[0]!r}: with groups= it names the mapping's group column, "
+            "but the frame's column of that name already plays another role; pick another name"
+        )
+        raise InvalidParameterError(msg)
+    columns = {c: p for p, names in bound.columns.items() for c in names}
     checks = [
         v.non_empty(lf, metric),
         v.no_nulls(lf, columns),
@@ -154,20 +160,6 @@ def _prepare(
     return _Prepared(
         source, lf, by_names, partition, rankings, group_names, rank, item, mapping, checks
     )
-
-
-def _one_role_each(roles: Mapping[str, Sequence[str]]) -> None:
-    """A column plays one role (``by`` and ``ranking`` may share columns: both partition)."""
-    seen: dict[str, str] = {}
-    for role, columns in roles.items():
-        for column in columns:
-            if column in seen:
-                msg = (
-                    f"column {column!r} is given both as {seen[column]}= and as {role}=; "
-                    "a column can play only one of these roles"
-                )
-                raise InvalidParameterError(msg)
-            seen[column] = role
 
 
 def _mapping(
@@ -377,7 +369,6 @@ def _pooled_metric(
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
-@reuses_plans
 def exp(
     frame: Any,
     *,
@@ -462,7 +453,6 @@ def exp(
     )
 
 
-@reuses_plans
 def expu(
     frame: Any,
     *,
@@ -507,7 +497,6 @@ def expu(
     )
 
 
-@reuses_plans
 def expru(
     frame: Any,
     *,
@@ -552,7 +541,6 @@ def expru(
     )
 
 
-@reuses_plans
 def awrf(
     frame: Any,
     *,
@@ -603,7 +591,6 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
     return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
 
 
-@reuses_plans
 def erbe(
     frame: Any,
     *,
@@ -645,7 +632,6 @@ def erbe(
     )
 
 
-@reuses_plans
 def erbp(
     frame: Any,
     *,
@@ -687,7 +673,6 @@ def erbp(
     )
 
 
-@reuses_plans
 def erbr(
     frame: Any,
     *,
@@ -749,7 +734,6 @@ def _order_within(rank: str, partition: Sequence[str]) -> nw.Expr:
     return over(nw.col(rank).rank(method="ordinal"), partition).cast(nw.Int64)
 
 
-@reuses_plans
 def arp(
     frame: Any,
     *,
@@ -809,7 +793,6 @@ def arp(
     return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
 
-@reuses_plans
 def ndkl(
     frame: Any,
     *,
@@ -932,7 +915,6 @@ def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     ).with_columns((nw.col("__fa_h") - nw.col("__fa_term")).alias("__fa_h_before"))
 
 
-@reuses_plans
 def iaa(
     frame: Any,
     *,
@@ -968,6 +950,7 @@ def iaa(
         groups=None,
         by=by,
         values={"relevance": relevance},
+        grouped=False,
     )
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
     rows = prep.frame.with_columns(gap.alias("__fa_gap"))

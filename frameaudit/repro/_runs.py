@@ -18,8 +18,9 @@ import narwhals.stable.v2 as nw
 import pyarrow as pa
 
 from frameaudit import _validate as v
-from frameaudit._engine import Kind, Source, lazy_from_arrow, to_engine
+from frameaudit._engine import Kind, Source, lazy_from_arrow
 from frameaudit._expr import ALL, partitioned, safe_div
+from frameaudit._roles import Role, bind
 from frameaudit.exceptions import (
     InvalidDtypeError,
     InvalidParameterError,
@@ -84,14 +85,21 @@ def prepare(
     prediction must share it (or both be numeric) and may not be NaN. Regression values are
     numeric and NaN propagates.
     """
-    by_names = v.as_names(by, "by")
-    clashes = sorted(set(by_names) & set(_RESERVED))
-    if clashes:
-        msg = f"by={by!r}: {clashes[0]!r} is an output column name of {metric}; rename it first"
-        raise InvalidParameterError(msg)
+    bound = bind(
+        frame,
+        [
+            Role("run", run),
+            Role("sample", sample),
+            Role("target", target),
+            Role("prediction", prediction),
+            Role("by", by, many=True, optional=True, shown=True),
+        ],
+        outputs=[metric, *_RESERVED],
+    )
+    source = bound.source
+    by_names = bound.columns["by"]
     roles = {run: "run", sample: "sample", target: "target", prediction: "prediction"}
     columns = {**roles, **dict.fromkeys(by_names, "by")}
-    source = to_engine(frame, columns)
     if source.kind is Kind.DASK:
         msg = (
             f"{metric} is not supported on Dask: its summaries need grouped quantiles, which "

@@ -212,7 +212,22 @@ def test_lazy_and_untouched() -> None:
         ({"high": 0.6, "medium": 0.7}, fa.InvalidParameterError, "expected medium <= high"),
         ({"high": 1.5}, fa.InvalidParameterError, r"high=1.5: expected a number in \[0.0, 1.0\]"),
         ({"label": "lable"}, fa.ColumnNotFoundError, "did you mean 'label'"),
-        ({"predicted": "distance"}, fa.InvalidDtypeError, "expected comparable class columns"),
+        (
+            {"predicted": "distance", "weighted": False},
+            fa.InvalidDtypeError,
+            "expected comparable class columns",
+        ),
+        (
+            {"predicted": "distance"},
+            fa.InvalidParameterError,
+            "column 'distance' is given both as predicted= and as distance=",
+        ),
+        ({"label": "predicted"}, fa.InvalidParameterError, "given both as label= and as predic"),
+        (
+            {"class_weights": [1.0, 2.0]},
+            fa.InvalidParameterError,
+            r"class_weights=\[1.0, 2.0\]: expected a mapping",
+        ),
     ],
 )
 def test_parameter_errors(kwargs: dict[str, Any], error: type[Exception], match: str) -> None:

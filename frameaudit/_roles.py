@@ -1,0 +1,139 @@
+"""One binding of column roles for every metric family.
+
+A metric names the columns it reads through role parameters (``rank=``, ``group=``, ``by=``,
+...). :func:`bind` checks them all in one place, before any data is touched:
+
+* each role is a column name (or, where the role takes several, a non-empty list of distinct
+  names), never ``None`` unless the role is optional, never another type;
+* no column is named like frameaudit's internal columns (the reserved prefix ``__fa_``);
+* the columns exist (with a did-you-mean hint) and have the dtype the role needs;
+* a column plays one role (roles that may share columns, such as ``by`` and ``ranking``, which
+  both partition, are named as such), and no column that the result shows is named like a
+  column the result adds (a ``by`` column named ``exp`` would give the result two).
+
+It brings the frame into the engine (:func:`frameaudit._engine.to_engine`) with only the bound
+columns; only the schema is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from frameaudit import _validate as v
+from frameaudit._engine import Source, to_engine
+from frameaudit.exceptions import InvalidParameterError
+
+__all__ = ["RESERVED_PREFIX", "Bound", "Role", "bind", "column_names"]
+
+RESERVED_PREFIX = "__fa_"
+"""Internal columns start with this; a user column that does is refused with a clear error."""
+
+
+@dataclass(frozen=True)
+class Role:
+    """A column-role parameter: its name, the value the caller gave and what it accepts.
+
+    ``many``: a name or a non-empty list of names (else exactly one name). ``optional``: None
+    means "not given". ``dtype``: the dtype kind the columns need ("integer" or "numeric").
+    ``shown``: whether the columns are part of the result (``by``, the group columns), so that
+    they must not share a name with a column the result adds.
+    """
+
+    parameter: str
+    value: Any
+    many: bool = False
+    optional: bool = False
+    dtype: Literal["integer", "numeric"] | None = None
+    shown: bool = False
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The caller's frame in the engine, and the columns bound to each role."""
+
+    source: Source
+    columns: dict[str, list[str]]
+
+    def one(self, parameter: str) -> str:
+        """The one column of a single-column role."""
+        (name,) = self.columns[parameter]
+        return name
+
+    def optional(self, parameter: str) -> str | None:
+        """The column of an optional single-column role, or None when it was not given."""
+        names = self.columns[parameter]
+        return names[0] if names else None
+
+
+def column_names(role: Role) -> list[str]:
+    """The column names a role parameter gives, after checking their form."""
+    value, parameter = role.value, role.parameter
+    if value is None:
+        if role.optional:
+            return []
+        expected = "a column name (str) or a list of them" if role.many else "a column name (str)"
+        msg = f"{parameter}=None: expected {expected}"
+        raise InvalidParameterError(msg)
+    if isinstance(value, str):
+        return [value]
+    if not role.many:
+        msg = f"{parameter}={value!r}: expected one column name (str), got {type(value).__name__}"
+        raise InvalidParameterError(msg)
+    names = v.as_names(value, parameter)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        msg = f"{parameter}={value!r}: column {repeated[0]!r} is listed more than once"
+        raise InvalidParameterError(msg)
+    return names
+
+
+def bind(
+    frame: Any,
+    roles: Sequence[Role],
+    *,
+    sharing: Collection[frozenset[str]] = (),
+    outputs: Collection[str] = (),
+    frame_name: str = "frame",
+) -> Bound:
+    """Check the role parameters, then bring ``frame`` into the engine with their columns.
+
+    ``sharing`` lists the sets of roles that may name the same column (e.g. ``by`` and
+    ``ranking``); ``outputs`` the columns the result adds, which a ``shown`` role's columns
+    must not be named like.
+    """
+    columns = {role.parameter: column_names(role) for role in roles}
+    owner: dict[str, str] = {}
+    for role in roles:
+        for name in columns[role.parameter]:
+            if name.startswith(RESERVED_PREFIX):
+                msg = (
+                    f"{role.parameter}={name!r}: column names starting with "
+                    f"{RESERVED_PREFIX!r} are reserved for frameaudit's internal columns; "
+                    "rename the column"
+                )
+                raise InvalidParameterError(msg)
+            owner.setdefault(name, role.parameter)
+    # each column once, named after the first role that binds it (for error messages)
+    source = to_engine(frame, owner, frame_name=frame_name)
+    for role in roles:
+        if role.dtype is not None:
+            for name in columns[role.parameter]:
+                v.require_dtype(source.frame, name, role.parameter, role.dtype)
+    for role in roles:
+        for name in columns[role.parameter]:
+            if role.shown and name in outputs:
+                msg = (
+                    f"{role.parameter}={name!r}: {name!r} is an output column of this metric; "
+                    "rename the column first"
+                )
+                raise InvalidParameterError(msg)
+            first = owner[name]
+            if first != role.parameter and frozenset((first, role.parameter)) not in sharing:
+                msg = (
+                    f"column {name!r} is given both as {first}= and as {role.parameter}=; "
+                    "a column can play only one role"
+                )
+                raise InvalidParameterError(msg)
+    return Bound(source, columns)
