@@ -1,8 +1,11 @@
 """frameaudit: responsible-AI metrics inside the DataFrame engines you already use.
 
-Importing frameaudit registers the ``.fair`` namespace on Polars DataFrame, Polars LazyFrame and
-pandas DataFrame. The functional API (``frameaudit.fair.exp(frame, ...)``) is the real entry
-point and accepts every supported frame kind.
+Importing frameaudit registers its namespaces: ``.fair`` (fair ranking and clustering
+fairness), ``.repro`` (reproducibility across runs) and ``.xai`` (explanations) on Polars
+DataFrame, Polars LazyFrame and pandas DataFrame, and ``.explain`` (the same as ``.xai``) on
+Polars DataFrame and pandas DataFrame — Polars' own ``LazyFrame.explain()`` keeps its name. The
+functional API (``frameaudit.fair.exp(frame, ...)``, :mod:`frameaudit.repro`,
+:mod:`frameaudit.explain`) is the real entry point and accepts every supported frame kind.
 """
 
 from __future__ import annotations
