@@ -74,8 +74,9 @@ def _ranking_sections(
         metric = getattr(fair, name)
         values = metric(log, **roles, **extra, combo=None)
         per_group = values if per_group is None else per_group.join(values, on=groups)
+        # the metric runs once; every combo combines its per-group values
         row = pl.concat(
-            [metric(log, **roles, **extra, combo=c).rename({name: c}) for c in fair.COMBOS],
+            [fair.combine(values, metric=name, combo=c).rename({name: c}) for c in fair.COMBOS],
             how="horizontal",
         )
         combined.append(row.select(pl.lit(name).alias("metric"), pl.all()))

@@ -65,9 +65,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-import narwhals.stable.v2 as nw
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -75,11 +74,11 @@ import polars as pl
 from frameaudit import _validate as v
 from frameaudit import fair
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
-from frameaudit.fair.ranking import COMBOS, combine
+from frameaudit.fair.ranking import COMBOS, Combo
 
 __all__ = ["ARP", "AWRF", "ERBE", "ERBP", "ERBR", "EXP", "EXPRU", "EXPU", "IAA", "NDKL"]
 
-_RANKING, _RANK, _ITEM, _GROUP, _PART = "ranking", "rank", "item", "group", "part"
+_RANKING, _RANK, _ITEM, _GROUP = "ranking", "rank", "item", "group"
 _EPSILON = 1e-7  # FairRankTune's smoothing of NDKL's distributions
 
 PerGroup = tuple[np.float64, dict[Any, np.float64]]
@@ -155,8 +154,8 @@ def _with_values(tidy: pl.DataFrame, frames: Mapping[str, tuple[str, Any]]) -> p
 
 def _combined(values: np.ndarray[Any, Any], labels: np.ndarray[Any, Any], combo: str) -> PerGroup:
     """FairRankTune's ``(combo value, {group: V_g})`` from the per-group values."""
-    frame = pl.DataFrame({_PART: np.zeros(len(values), dtype=np.int64), "v": values})
-    result = combine(nw.from_native(frame.lazy()), [_PART], "v", combo).collect().item(0, "v")  # type: ignore[arg-type]
+    frame = pl.DataFrame({"v": values})
+    result = fair.combine(frame, metric="v", combo=cast("Combo", combo)).item()
     value = math.nan if result is None else float(result)
     if combo == "LTwo":
         value = math.sqrt(value)

@@ -249,11 +249,82 @@ def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: C
         return from_engine(
             result, prep.source, sort_by=[*prep.by, *prep.groups], checks=prep.checks
         )
-    combined = combine(per_group, prep.partition, metric, combo).select(*prep.by, metric)
+    combined = _combine(per_group, prep.partition, metric, combo).select(*prep.by, metric)
     return from_engine(combined, prep.source, sort_by=prep.by, checks=prep.checks)
 
 
 def combine(
+    per_group: Any,
+    *,
+    metric: str,
+    by: Names | None = None,
+    combo: Combo = "MinMaxRatio",
+) -> Any:
+    r"""Combine per-group values into one number per partition, with one of the seven combos.
+
+    A group metric called with ``combo=None`` returns its per-group values :math:`V_g`; this
+    applies a combo to them afterwards, so that several combos cost one metric call:
+
+    ========================  =============================================  ===========
+    combo                     formula over the G per-group values            most fair
+    ========================  =============================================  ===========
+    ``MinMaxRatio``           :math:`\min V / \max V`                        1
+    ``MaxMinRatio``           :math:`\max V / \min V`                        1
+    ``MaxMinDiff``            :math:`\max V - \min V`                        0
+    ``MaxAbsDiff``            :math:`\max_g |V_g - \bar V|`                   0
+    ``MeanAbsDev``            :math:`\frac1G \sum_g |V_g - \bar V|`           0
+    ``LTwo``                  :math:`\lVert V \rVert_2^2`                     —
+    ``Variance``              :math:`\frac1{G-1} \sum_g (V_g - \bar V)^2`     0
+    ========================  =============================================  ===========
+
+    Parameters
+    ----------
+    per_group
+        The per-group frame of a group metric (``combo=None``), of any supported kind: one
+        row per (partition, group) with the value column ``metric``.
+    metric
+        The column holding :math:`V_g` (the metric's name, e.g. ``"exp"``).
+    by
+        The partition column(s) the metric was called with; None: one partition.
+    combo
+        One of the seven names above.
+
+    Returns
+    -------
+    A frame of the input's kind: the ``by`` columns and ``metric`` (Float64), one row per
+    partition, sorted by ``by``. Null where a partition holds a null or NaN :math:`V_g`, and
+    where the combo is 0/0 (``MinMaxRatio`` when every value is 0; ``Variance`` of one group).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> log = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"]})
+    >>> per_group = fa.fair.exp(log, combo=None)
+    >>> fa.fair.combine(per_group, metric="exp").item()  # (1/log2 3 + 1/log2 5) / (1 + 1/2)
+    0.707738
+    >>> fa.fair.combine(per_group, metric="exp", combo="MaxMinDiff").item()
+    0.219197
+
+    """
+    v.choice("combo", combo, COMBOS)
+    bound = bind(
+        per_group,
+        [
+            Role("metric", metric, dtype="numeric", shown=True),
+            Role("by", by, many=True, optional=True, shown=True),
+        ],
+        frame_name="per_group",
+    )
+    by_names = bound.columns["by"]
+    combined = _combine(partitioned(bound.source.frame, by_names), by_names or [ALL], metric, combo)
+    checks = [v.non_empty(bound.source.frame, "combine")]
+    return from_engine(
+        combined.select(*by_names, metric), bound.source, sort_by=by_names, checks=checks
+    )
+
+
+def _combine(
     per_group: nw.LazyFrame[Any], partition: Sequence[str], value: str, combo: Combo
 ) -> nw.LazyFrame[Any]:
     """Combine per-group values V (column ``value``) into one number per partition.

@@ -81,6 +81,33 @@ def test_combos_by_hand(constructor: Constructor, combo: Combo) -> None:
 
 
 @pytest.mark.parametrize("combo", COMBOS)
+def test_public_combine_of_per_group_values_by_hand(constructor: Constructor, combo: Combo) -> None:
+    """fa.fair.combine applied afterwards to the per-group frame gives the same hand values."""
+    per_group = fa.fair.erbe(constructor(_frame()), decay=0.5, by="part", combo=None)
+    result = to_polars(fa.fair.combine(per_group, metric="erbe", by="part", combo=combo))
+    assert result.columns == ["part", "erbe"]
+    assert result["part"].to_list() == sorted(CASES)
+    for part, value in result.iter_rows():
+        want = EXPECTED[part][combo]
+        assert value == (None if want is None else pytest.approx(want, rel=1e-15, abs=1e-15)), part
+
+
+def test_public_combine_refuses_bad_input() -> None:
+    per_group = fa.fair.erbe(_frame(), decay=0.5, by="part", combo=None)
+    with pytest.raises(fa.InvalidParameterError, match="combo=None is not allowed"):
+        fa.fair.combine(per_group, metric="erbe", by="part", combo=None)  # type: ignore[arg-type]
+    with pytest.raises(
+        fa.ColumnNotFoundError,
+        match="metric='exp': column 'exp' not found in per_group; available: part, group, erbe",
+    ):
+        fa.fair.combine(per_group, metric="exp", by="part")
+    with pytest.raises(fa.InvalidDtypeError, match="metric='group'"):
+        fa.fair.combine(per_group, metric="group", by="part")
+    with pytest.raises(fa.InvalidValueError, match="combine: the frame has no rows"):
+        fa.fair.combine(per_group.head(0), metric="erbe", by="part")
+
+
+@pytest.mark.parametrize("combo", COMBOS)
 def test_reference_combine_agrees_with_the_hand_values(combo: Combo) -> None:
     """The reference's combine is itself checked against the same hand-worked table."""
     for part, (_, values) in CASES.items():
