@@ -336,7 +336,7 @@ def run(quick: bool) -> str:
         f"Measured {date.today().isoformat()} on {os.cpu_count()} cores (load average "
         f"{load:.1f} at the end, the benchmark's own work included) with `{command}`; "
         f"Polars {pl.__version__}, numpy {np.__version__}. frameaudit runs on an eager Polars "
-        f"frame (value checks and the result included; repeated calls reuse the plan the first call built); times are the best of "
+        f"frame (value checks and the result included); times are the best of "
         f"{repeats} runs (2 for the silhouette; where there is a target at {n_labels:,} points, "
         f"of {rounds} rounds of {many} runs, frameaudit and the reference alternating); peak "
         "memory is the resident set of the "

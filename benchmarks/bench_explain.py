@@ -401,7 +401,7 @@ def markdown(rows: list[dict[str, Any]], quick: bool) -> str:
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on 2 shared cores (load average {load} at the end) "
         f"with `python benchmarks/bench_explain.py{' --quick' if quick else ''}` (frameaudit: best "
-        "of 10–20 runs, which reuse the plan the first call built; one run for the retrieval; "
+        "of 10–20 runs; one run for the retrieval; "
         "references: see the notes). The per-query reference pipeline slows down much more "
         "than frameaudit when other processes load the machine, so the retrieval ratio is "
         "highest on a busy machine and lowest on an idle one.",

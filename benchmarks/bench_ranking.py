@@ -88,15 +88,10 @@ def frt_calls(df: pl.DataFrame) -> dict[str, Callable[[], Any]]:
     }
 
 
-def fa_calls(df: pl.DataFrame, *, fresh: bool = False) -> dict[str, Callable[[], Any]]:
-    """frameaudit's calls; ``fresh`` builds the plan every call instead of reusing it."""
+def fa_calls(df: pl.DataFrame) -> dict[str, Callable[[], Any]]:
+    """frameaudit's calls."""
     roles: dict[str, Any] = {"ranking": "ranking", "item": "item"}
     by = {"by": "ranking"} if df["ranking"].n_unique() > 1 else {}
-
-    def metric(name: str) -> Callable[..., Any]:
-        function = getattr(fa.fair, name)
-        return function.__wrapped__ if fresh else function  # type: ignore[no-any-return]
-
     options: dict[str, dict[str, Any]] = {
         "awrf": {"p": 0.5},
         "erbe": {"decay": 0.5},
@@ -105,7 +100,7 @@ def fa_calls(df: pl.DataFrame, *, fresh: bool = False) -> dict[str, Callable[[],
         "ndkl": by,
     }
     return {
-        name: functools.partial(metric(name), df, **roles, **options.get(name, {}))
+        name: functools.partial(getattr(fa.fair, name), df, **roles, **options.get(name, {}))
         for name in METRICS
     }
 
@@ -115,7 +110,6 @@ def against_fairranktune(
 ) -> list[dict[str, Any]]:
     df = tidy_data(num_rankings, num_items)
     ours = fa_calls(df)
-    ours_fresh = fa_calls(df, fresh=True)
     theirs = frt_calls(df)
     # the floor: one bare Polars pass over the same rows (no checks, no combo)
     exposure = (1.0 / (pl.col("rank") + 1).log(2)).sum()
@@ -128,7 +122,6 @@ def against_fairranktune(
     rows = []
     for metric in METRICS:
         t_ours = best_of(ours[metric], 10)
-        t_fresh = best_of(ours_fresh[metric], 5)
         note = ""
         if metric == "arp" and num_rankings == 1 and arp_sizes:
             # quadratic: time the largest affordable size and scale by (n / n_measured)²
@@ -144,7 +137,6 @@ def against_fairranktune(
                 "size": f"{num_rankings:,} x {num_items:,}",
                 "metric": metric,
                 "frameaudit_s": t_ours,
-                "fresh_s": t_fresh,
                 "fairranktune_s": t_theirs,
                 "speedup": t_theirs / t_ours,
                 "ceiling": t_theirs / t_bare,
@@ -153,7 +145,7 @@ def against_fairranktune(
             }
         )
         print(
-            f"  {rows[-1]['size']:>14} {metric:6} ours {t_ours:8.4f}s (fresh plan {t_fresh:.4f}s)  FRT {t_theirs:9.3f}s  x{t_theirs / t_ours:9.1f} {note}",
+            f"  {rows[-1]['size']:>14} {metric:6} ours {t_ours:8.4f}s  FRT {t_theirs:9.3f}s  x{t_theirs / t_ours:9.1f} {note}",
             flush=True,
         )
     return rows
@@ -245,9 +237,6 @@ def markdown(
         f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_ranking.py{' --quick' if quick else ''}`"
         " (best of 10 for frameaudit, 1 run for FairRankTune).",
         "",
-        '"frameaudit" is a repeated call, which reuses the plan kept by the first one (the '
-        'speed-up uses it); "plan built afresh" is a call that builds its plan first (best of 5).',
-        "",
         '"ceiling" is the speed-up of a bare Polars pass over the same rows (summing '
         "1/log2(rank+1) by ranking and group; no checks, no combo): FairRankTune's time divided by "
         "that pass's. No metric can be cheaper than one such pass, so where the ceiling is below "
@@ -255,11 +244,11 @@ def markdown(
         "every call with `item=` must make (items unique within each ranking), a count "
         "of distinct items per ranking computed together with the pass.",
         "",
-        "| size (rankings x items) | metric | frameaudit (s) | plan built afresh (s) | FairRankTune (s) | speed-up (target ≥ 100x) | ceiling | ceiling with the check | note |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| size (rankings x items) | metric | frameaudit (s) | FairRankTune (s) | speed-up (target ≥ 100x) | ceiling | ceiling with the check | note |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     lines += [
-        f"| {r['size']} | {r['metric']} | {r['frameaudit_s']:.4f} | {r['fresh_s']:.4f} | {r['fairranktune_s']:.2f} | {r['speedup']:,.0f}x | {r['ceiling']:,.0f}x | {r['checked_ceiling']:,.0f}x | {r['note']} |"
+        f"| {r['size']} | {r['metric']} | {r['frameaudit_s']:.4f} | {r['fairranktune_s']:.2f} | {r['speedup']:,.0f}x | {r['ceiling']:,.0f}x | {r['checked_ceiling']:,.0f}x | {r['note']} |"
         for r in vs_frt
     ]
     lines += [

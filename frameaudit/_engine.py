@@ -11,24 +11,16 @@ one-row frames of violation counts. On Polars they are joined into the result's 
 when the result is computed; on the other lazy engines they run as one aggregate query when the
 metric is called (only the counts leave the engine).
 
-Building a plan through narwhals costs milliseconds of Python per call, often more than running
-it on a small frame. Metric functions decorated with :func:`reuses_plans` therefore keep, per
-thread, the finished Polars plan of an in-memory call (keyed by the function, the parameters and
-the input's schema) and run it again on the next frame of the same shape: the plan reads its
-input through a placeholder scan that is bound to the caller's data only for the call.
+On in-memory input no Python code runs on Polars' thread pool (see :func:`run_kernel`), so
+frameaudit can be called from several threads at once.
 """
 
 from __future__ import annotations
 
-import contextvars
-import dataclasses
 import enum
-import functools
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, cast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 import polars as pl
@@ -37,7 +29,6 @@ from narwhals.dependencies import (
     is_dask_dataframe,
     is_pandas_dataframe,
 )
-from polars.io.plugins import register_io_source
 
 from frameaudit._expr import aggregate
 from frameaudit._validate import Check, merge_rules
@@ -49,7 +40,6 @@ __all__ = [
     "count_distinct",
     "from_engine",
     "lazy_from_arrow",
-    "reuses_plans",
     "run_kernel",
     "shared",
     "to_engine",
@@ -58,8 +48,6 @@ __all__ = [
 # measured: below ~a million rows the in-memory engine's lower fixed cost wins (2x on 100k
 # rows); above, the streaming engine keeps peak memory lower at the same speed
 _STREAMING_FROM_ROWS = 1_000_000
-# rows per batch in which a reused plan reads its input (the streaming engine's morsel size)
-_BATCH_ROWS = 100_000
 
 _SUPPORTED = (
     "polars.DataFrame, polars.LazyFrame, pandas.DataFrame, pyarrow.Table, a DuckDB relation, "
@@ -169,12 +157,9 @@ def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "fram
     """
     if isinstance(frame, (nw.DataFrame, nw.LazyFrame)):
         frame = nw.to_native(frame)
-    recording = _RECORDING.get()
     wanted = list(dict.fromkeys(columns))
     if isinstance(frame, pl.LazyFrame):
         _check_columns(frame.collect_schema().names(), columns, frame_name)
-        if recording is not None:
-            recording.valid = False
         return Source(
             nw.from_native(frame.select(wanted)), Kind.POLARS_LAZY, nw.Implementation.POLARS
         )
@@ -183,10 +168,7 @@ def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "fram
         names = frame.column_names if kind is Kind.PYARROW else [str(c) for c in frame.columns]
         _check_columns(names, columns, frame_name)
         data = _as_polars(frame, kind, wanted)
-        lazy = recording.bind(data, kind, wanted) if recording is not None else data.lazy()
-        return Source(nw.from_native(lazy), kind, nw.Implementation.POLARS, rows=data.height)
-    if recording is not None:
-        recording.valid = False
+        return Source(nw.from_native(data.lazy()), kind, nw.Implementation.POLARS, rows=data.height)
     try:
         wrapped = nw.from_native(frame)
     except TypeError:
@@ -219,11 +201,27 @@ def lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
     """Build a small frame (a mapping, centroids) in the engine of ``like``."""
     if like.kind.on_polars:
         return _polars_from_arrow(table)
+    if like.implementation is nw.Implementation.DUCKDB:
+        relation: nw.LazyFrame[Any] = nw.from_native(
+            _on_connection_of(like.frame.to_native(), table)
+        )
+        return relation
     eager = nw.from_arrow(table, backend="pyarrow")
     backend: Any = like.implementation
     if like.session is not None:
         return eager.lazy(backend=backend, session=like.session)
     return eager.lazy(backend=backend)
+
+
+def _on_connection_of(relation: Any, table: pa.Table) -> Any:
+    """``table`` as a DuckDB relation on ``relation``'s connection.
+
+    DuckDB combines only relations of one connection, and a relation does not say which one it
+    belongs to; a query run from the relation runs on its connection, and DuckDB finds
+    ``table`` there by its Python name (a replacement scan), holding it in the relation.
+    """
+    __frameaudit_table = table  # read by the query below, by its name
+    return relation.query("__frameaudit_data", "SELECT * FROM __frameaudit_table")
 
 
 def shared(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -270,12 +268,21 @@ def run_kernel(
     metric: str,
     workaround: str,
 ) -> nw.LazyFrame[Any]:
-    """Run a numpy kernel on ``frame``'s rows when the result is computed (in-memory engines).
+    """Run a numpy kernel on all of ``frame``'s rows (in-memory engines).
 
     ``kernel`` gets all rows as one Polars DataFrame and returns the ``keys`` columns (with
-    their input dtypes) followed by ``outputs``. On Polars it becomes a batch map inside the
-    plan, so a lazy call stays lazy. The other engines would have to ship every row to this
-    process, which frameaudit never does silently: they get an error naming ``workaround``.
+    their input dtypes) followed by ``outputs``.
+
+    On an in-memory input (Polars DataFrame, pandas, pyarrow) the kernel runs now, in the
+    calling thread: its input is collected, the kernel runs, and the plan continues from the
+    kernel's result. Inside the plan it would run Python on Polars' thread pool, and that
+    deadlocks as soon as another thread holds the GIL while it waits for the same pool (as
+    ``DataFrame.to_pandas`` and ``polars.from_pandas`` do). On a Polars LazyFrame it is a batch
+    map inside the plan, so that a lazy call reads no data; collecting such a plan while
+    another thread makes one of those calls can hit that deadlock (docs: Concepts, "Threads").
+
+    The other engines would have to ship every row to this process, which frameaudit never
+    does silently: they get an error naming ``workaround``.
     """
     if not source.kind.on_polars:
         msg = (
@@ -285,9 +292,14 @@ def run_kernel(
         )
         raise UnsupportedBackendError(msg)
     native: pl.LazyFrame = frame.to_native()
-    schema = native.collect_schema()
-    result = pl.Schema({**{k: schema[k] for k in keys}, **outputs})
-    return nw.from_native(native.map_batches(kernel, schema=result))
+    rows = None if source.kind is Kind.POLARS_LAZY else native.collect(engine=source.engine)
+    given = native.collect_schema() if rows is None else rows.schema
+    schema = pl.Schema({**{k: given[k] for k in keys}, **outputs})
+    if rows is None:
+        return nw.from_native(native.map_batches(kernel, schema=schema))
+    computed = kernel(rows)
+    assert computed.schema == schema, f"{metric}: the kernel returned {computed.schema}"
+    return nw.from_native(computed.lazy())
 
 
 def count_distinct(
@@ -387,215 +399,14 @@ def from_engine(
         native = native.sort(sort_by, nulls_last=True)
     if source.kind is Kind.POLARS_LAZY:
         return native
-    plan = _EagerPlan(native, checks)
-    recording = _RECORDING.get()
-    if recording is not None:
-        return recording.finish(plan, source)
-    return plan.run(source)
-
-
-@dataclass(frozen=True)
-class _EagerPlan:
-    """The finished plan of a call on an in-memory frame: the result and its checks."""
-
-    result: pl.LazyFrame
-    checks: list[Check]
-    diagnostics: pl.LazyFrame | None = field(init=False)
-
-    def __post_init__(self) -> None:
-        diagnostics = _combined_checks(self.checks).to_native() if self.checks else None
-        object.__setattr__(self, "diagnostics", diagnostics)
-
-    def run(self, source: Source) -> Any:
-        """Compute the checks and the result together (shared scans), check, convert."""
-        if self.diagnostics is None:
-            return _as_kind(self.result.collect(engine=source.engine), source)
-        diagnostics, eager = pl.collect_all([self.diagnostics, self.result], engine=source.engine)
-        _raise_first(self.checks, diagnostics.row(0, named=True))
-        return _as_kind(eager, source)
-
-
-@dataclass
-class _Slot:
-    """Where a reusable plan finds its input: the caller's data, only during the call."""
-
-    data: pl.DataFrame | None = None
-    reads: int = 0
-
-    def scan(self, schema: pl.Schema) -> pl.LazyFrame:
-        """A lazy frame that reads whatever data the slot holds when it is computed."""
-
-        def source(
-            with_columns: list[str] | None,
-            predicate: pl.Expr | None,
-            n_rows: int | None,
-            batch_size: int | None,  # noqa: ARG001
-        ) -> Iterator[pl.DataFrame]:
-            self.reads += 1
-            data = self.data
-            if data is None:
-                msg = "frameaudit: a reusable plan was computed outside the call it belongs to"
-                raise RuntimeError(msg)
-            if with_columns is not None:
-                data = data.select(with_columns)
-            if predicate is not None:
-                data = data.filter(predicate)
-            if n_rows is not None:
-                data = data.head(n_rows)
-            # in batches: the streaming engine spreads a source's batches over its threads
-            yield from data.iter_slices(_BATCH_ROWS)
-
-        return register_io_source(source, schema=schema, is_pure=True, explain_name="input").cache()
-
-
-@dataclass
-class _Template:
-    """A finished plan, reusable for any frame of the same kind and schema."""
-
-    kind: Kind
-    wanted: list[str]
-    schema: pl.Schema
-    slot: _Slot
-    source: Source
-    plan: _EagerPlan
-
-    def run(self, frame: Any) -> tuple[bool, Any]:
-        """Run the plan on ``frame``: (True, result), or (False, None) if it does not fit."""
-        data = _as_polars(frame, self.kind, self.wanted)
-        # a pandas object column converts by its content, so the same dtypes can differ here
-        if data.schema != self.schema or self.slot.data is not None:
-            return False, None
-        self.slot.data = data
-        try:
-            return True, self.plan.run(dataclasses.replace(self.source, rows=data.height))
-        finally:
-            self.slot.data = None
-
-
-@dataclass
-class _Recording:
-    """Watches one metric call build its plan, to keep the plan if it can be reused.
-
-    It can when the call read exactly one in-memory frame (through the slot), built the plan
-    without reading any data (a plan shaped by data would be wrong for the next frame), and
-    returned what :func:`from_engine` computed.
-    """
-
-    slot: _Slot = field(default_factory=_Slot)
-    valid: bool = True
-    first: tuple[Kind, list[str], pl.Schema] | None = None
-    template: _Template | None = None
-    output: Any = None
-
-    def bind(self, data: pl.DataFrame, kind: Kind, wanted: list[str]) -> pl.LazyFrame:
-        if self.slot.data is not None or not self.valid:
-            self.valid = False
-            return data.lazy()
-        self.slot.data = data
-        self.first = (kind, wanted, data.schema)
-        return self.slot.scan(data.schema)
-
-    def finish(self, plan: _EagerPlan, source: Source) -> Any:
-        reusable = (
-            self.valid and self.first is not None and self.slot.reads == 0 and self.template is None
-        )
-        if not reusable:
-            self.valid = False
-            return plan.run(source)
-        assert self.first is not None
-        kind, wanted, schema = self.first
-        self.template = _Template(kind, wanted, schema, self.slot, source, plan)
-        self.output = plan.run(source)
-        return self.output
-
-
-_RECORDING: contextvars.ContextVar[_Recording | None] = contextvars.ContextVar(
-    "frameaudit_recording", default=None
-)
-_TEMPLATES_PER_THREAD = 256
-_templates = threading.local()
-
-
-class _UncacheableError(Exception):
-    """A parameter value that cannot be part of a plan's key."""
-
-
-def _frozen(value: Any) -> Any:
-    """A hashable stand-in for a parameter value; the type is kept (True is not 1)."""
-    if value is None or isinstance(value, (str, int, float)):
-        return (type(value), value)
-    if isinstance(value, (list, tuple)):
-        return (type(value), tuple(_frozen(v) for v in value))
-    if isinstance(value, Mapping) and len(value) <= 64:
-        return (dict, tuple((_frozen(k), _frozen(v)) for k, v in value.items()))
-    raise _UncacheableError
-
-
-def _plan_key(function: Callable[..., Any], frame: Any, kwargs: Mapping[str, Any]) -> Any:
-    """What decides the plan of ``function(frame, **kwargs)``, or None if it is not reusable."""
-    kind = _in_memory_kind(frame)
-    if kind is None:
-        return None
-    if kind is Kind.POLARS_EAGER:
-        schema: Any = tuple(frame.schema.items())
-    elif kind is Kind.PANDAS:
-        schema = tuple(zip(frame.columns, map(str, frame.dtypes), strict=True))
-    else:
-        schema = tuple((f.name, str(f.type)) for f in frame.schema)
-    try:
-        parameters = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
-    except _UncacheableError:
-        return None
-    return (function, kind, schema, parameters)
-
-
-def _thread_templates() -> OrderedDict[Any, _Template]:
-    templates: OrderedDict[Any, _Template] | None = getattr(_templates, "plans", None)
-    if templates is None:
-        templates = _templates.plans = OrderedDict()
-    return templates
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def reuses_plans(function: F) -> F:
-    """Let a metric function reuse its finished plan for frames of the same shape.
-
-    A call on an in-memory frame (Polars, pandas, pyarrow) with hashable parameters is keyed by
-    the function, the parameters and the frame's schema. The first call builds the plan and,
-    if the plan turns out to be reusable (see ``_Recording``), keeps it; later calls with the
-    same key bind their data to it and skip the plan building. Anything else (lazy and
-    database frames, frames passed as parameters) builds the plan every call, as before.
-    """
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        key = _plan_key(function, args[0], kwargs) if len(args) == 1 else None
-        if key is None or _RECORDING.get() is not None:
-            return function(*args, **kwargs)
-        frame = args[0]
-        templates = _thread_templates()
-        template = templates.get(key)
-        if template is not None:
-            fits, result = template.run(frame)
-            if fits:
-                templates.move_to_end(key)
-                return result
-        recording = _Recording()
-        token = _RECORDING.set(recording)
-        try:
-            result = function(frame, **kwargs)
-        finally:
-            _RECORDING.reset(token)
-            recording.slot.data = None
-        if recording.valid and recording.template is not None and result is recording.output:
-            templates[key] = recording.template
-            if len(templates) > _TEMPLATES_PER_THREAD:
-                templates.popitem(last=False)
-        return result
-
-    return cast("F", wrapper)
+    if not checks:
+        return _as_kind(native.collect(engine=source.engine), source)
+    # computed together, so that the checks and the result share their scans
+    diagnostics, eager = pl.collect_all(
+        [_combined_checks(checks).to_native(), native], engine=source.engine
+    )
+    _raise_first(checks, diagnostics.row(0, named=True))
+    return _as_kind(eager, source)
 
 
 def _as_kind(eager: pl.DataFrame, source: Source) -> Any:

@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as v
-from frameaudit._engine import from_engine, reuses_plans, shared
+from frameaudit._engine import from_engine, shared
 from frameaudit.repro._runs import (
     PRED,
     RUN,
@@ -73,7 +73,6 @@ def _flag(condition: nw.Expr, name: str) -> nw.Expr:
     return nw.when(condition).then(1).otherwise(0).alias(name)
 
 
-@reuses_plans
 def total_consistency(
     frame: Any,
     *,
@@ -159,7 +158,6 @@ def total_consistency(
     return from_engine(result, runs.source, sort_by=runs.by, checks=runs.checks)
 
 
-@reuses_plans
 def leave_one_out(
     frame: Any,
     *,
@@ -294,7 +292,6 @@ def _per_sample(method: ResidualMethod) -> nw.Expr:
     return nw.when(zero).then(nw.lit(both_zero)).otherwise(value)
 
 
-@reuses_plans
 def residual_consistency(
     frame: Any,
     *,

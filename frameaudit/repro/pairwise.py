@@ -23,7 +23,7 @@ from typing import Any
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._engine import from_engine, reuses_plans, shared
+from frameaudit._engine import from_engine, shared
 from frameaudit._expr import null_float, safe_div
 from frameaudit.repro._runs import (
     PRED,
@@ -317,7 +317,6 @@ def _compute(
     return from_engine(result, runs.source, sort_by=sort_by, checks=runs.checks)
 
 
-@reuses_plans
 def ec_local(
     frame: Any,
     *,
@@ -412,7 +411,6 @@ def ec_local(
     )  # fmt: skip
 
 
-@reuses_plans
 def ec_global(
     frame: Any,
     *,
@@ -478,7 +476,6 @@ def ec_global(
     )  # fmt: skip
 
 
-@reuses_plans
 def ea_kappa(
     frame: Any,
     *,
@@ -545,7 +542,6 @@ def ea_kappa(
     )  # fmt: skip
 
 
-@reuses_plans
 def ec_agreement(
     frame: Any,
     *,
@@ -610,7 +606,6 @@ def ec_agreement(
     )  # fmt: skip
 
 
-@reuses_plans
 def ec_corr(
     frame: Any,
     *,
@@ -675,7 +670,6 @@ def ec_corr(
     )  # fmt: skip
 
 
-@reuses_plans
 def pa(
     frame: Any,
     *,
@@ -739,7 +733,6 @@ def pa(
     )  # fmt: skip
 
 
-@reuses_plans
 def pa_kappa(
     frame: Any,
     *,
@@ -804,7 +797,6 @@ def pa_kappa(
     )  # fmt: skip
 
 
-@reuses_plans
 def cramers_v(
     frame: Any,
     *,
@@ -872,7 +864,6 @@ def cramers_v(
     )  # fmt: skip
 
 
-@reuses_plans
 def summary(
     frame: Any,
     *,
