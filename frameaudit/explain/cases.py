@@ -22,6 +22,7 @@ import polars as pl
 from frameaudit import _validate as v
 from frameaudit._engine import align, from_engine, run_kernel
 from frameaudit._kernels import knn
+from frameaudit._params import Flag, Integer, Optional, constraints
 from frameaudit._roles import Role, bind, column_names
 from frameaudit.exceptions import (
     InvalidDtypeError,
@@ -113,6 +114,7 @@ def _retrieve(
     )
 
 
+@constraints(k=Integer(1), standardize=Flag(), exclude_self=Flag(), progress=Optional(Flag()))
 def nearest_cases(
     train: Any,
     queries: Any,
@@ -213,15 +215,11 @@ def nearest_cases(
     [1.0, 1.0]
 
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        msg = f"k={k!r}: expected a positive integer number of neighbours"
-        raise InvalidParameterError(msg)
     if exclude_self and id is None:
         msg = (
             "exclude_self=True: needs id= (a column of both frames) to recognise a query's own row"
         )
         raise InvalidParameterError(msg)
-    v.progress_flag(progress)
     carried = column_names(Role("carry", carry, many=True, optional=True))
     clash = sorted(set(carried) & {*_OUTPUT, label})
     if clash:

@@ -35,6 +35,7 @@ from frameaudit._engine import (
     shared,
 )
 from frameaudit._expr import aggregate, null_float, over
+from frameaudit._params import Choice, Flag, Integer, Optional, Real, constraints
 from frameaudit._roles import Role, bind
 from frameaudit.exceptions import InvalidParameterError
 
@@ -423,6 +424,7 @@ def _finish(
     return from_engine(result, r.source, sort_by=r.by, checks=checks)
 
 
+@constraints(k=Optional(Integer(1)), per_group=Flag())
 def position_parity(
     frame: Any,
     *,
@@ -540,6 +542,12 @@ def position_parity(
     return _finish(r, result, checks, "position_parity", per_group, nullable=False)
 
 
+@constraints(
+    k=Optional(Integer(1)),
+    per_group=Flag(),
+    method=Choice(("topk", "alpha_jaccard")),
+    alpha=Real(0.0, 1.0, low_open=True),
+)
 def rank_alignment(
     frame: Any,
     *,
@@ -623,12 +631,9 @@ def rank_alignment(
     [0.666667, 0.333333]
 
     """
-    v.choice("method", method, ("topk", "alpha_jaccard"))
-    if method == "alpha_jaccard":
-        if k is not None:
-            msg = f"k={k!r}: k applies to method='topk' only (alpha_jaccard compares coverage sets)"
-            raise InvalidParameterError(msg)
-        alpha = v.number_in_range("alpha", alpha, 0.0, 1.0, low_open=True)
+    if method == "alpha_jaccard" and k is not None:
+        msg = f"k={k!r}: k applies to method='topk' only (alpha_jaccard compares coverage sets)"
+        raise InvalidParameterError(msg)
     r = _rankings(
         frame,
         "rank_alignment",

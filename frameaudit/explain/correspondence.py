@@ -20,6 +20,7 @@ import polars as pl
 from frameaudit import _validate as v
 from frameaudit._engine import from_engine, shared
 from frameaudit._expr import null_float
+from frameaudit._params import Flag, Real, constraints
 from frameaudit._roles import Role, bind
 from frameaudit.exceptions import (
     FrameAuditError,
@@ -166,6 +167,7 @@ def _one_prediction_in_order(
     return v.Check(nw.from_native(screen), error)
 
 
+@constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0))
 def correspondence(
     frame: Any,
     *,
@@ -264,8 +266,6 @@ def correspondence(
     0.8
 
     """
-    high = v.number_in_range("high", high, 0.0, 1.0)
-    medium = v.number_in_range("medium", medium, 0.0, 1.0)
     if medium > high:
         msg = f"medium={medium!r}, high={high!r}: expected medium <= high"
         raise InvalidParameterError(msg)

@@ -50,6 +50,7 @@ from frameaudit._expr import (
 )
 from frameaudit._kernels import centroid as centroid_kernel
 from frameaudit._kernels import silhouette as silhouette_kernel
+from frameaudit._params import Flag, Integer, Optional, constraints
 from frameaudit._roles import Role, bind, column_names
 from frameaudit.exceptions import (
     InvalidDtypeError,
@@ -380,6 +381,7 @@ def _label_metric(
     return from_engine(summary, prep.source, sort_by=prep.by, checks=prep.checks)
 
 
+@constraints(per_cluster=Flag())
 def cluster_balance(
     frame: Any,
     *,
@@ -471,6 +473,7 @@ def cluster_balance(
     )
 
 
+@constraints(per_cluster=Flag())
 def min_cluster_ratio(
     frame: Any,
     *,
@@ -524,6 +527,7 @@ def min_cluster_ratio(
     )
 
 
+@constraints(per_cluster=Flag())
 def cluster_distribution_tv(
     frame: Any,
     *,
@@ -574,6 +578,7 @@ def cluster_distribution_tv(
     )
 
 
+@constraints(per_cluster=Flag())
 def cluster_distribution_kl(
     frame: Any,
     *,
@@ -763,6 +768,7 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     return partitions.join(stats, on=keys, how="left")
 
 
+@constraints()
 def social_fairness_ratio(
     frame: Any,
     *,
@@ -901,18 +907,6 @@ def _at_least_two_clusters(prep: _Prepared, cluster: str) -> v.Check:
     return v.Check(summary, error)
 
 
-def _require_int(parameter: str, value: Any, low: int, high: int | None) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or value < low
-        or (high is not None and value > high)
-    ):
-        interval = f"[{low}, {'inf' if high is None else high}]"
-        msg = f"{parameter}={value!r}: expected an integer in {interval}"
-        raise InvalidParameterError(msg)
-
-
 def _priority(df: pl.DataFrame, seed: int) -> npt.NDArray[np.uint64]:
     """A random priority per row that depends on the rows' content and the seed, not their order.
 
@@ -975,6 +969,7 @@ def _silhouette_batch(
     return _kernel_result(keys, outputs)
 
 
+@constraints(sample=Optional(Integer(2)), seed=Integer(0, 2**64 - 1), progress=Optional(Flag()))
 def silhouette_difference(
     frame: Any,
     *,
@@ -1072,10 +1067,6 @@ def silhouette_difference(
     └───────────────────────┴──────────────┴──────────────┘
     """
     metric = "silhouette_difference"
-    if sample is not None:
-        _require_int("sample", sample, 2, None)
-    _require_int("seed", seed, 0, 2**64 - 1)
-    v.progress_flag(progress)
     outputs: dict[str, pl.DataType] = {"silhouette_a": pl.Float64(), "silhouette_b": pl.Float64()}
     if sample is not None:
         outputs.update(std_error=pl.Float64(), n_sampled=pl.Int64())

@@ -29,6 +29,7 @@ from frameaudit._engine import (
     shared,
 )
 from frameaudit._expr import ALL, aggregate, discount, null_float, over, partitioned, safe_div
+from frameaudit._params import Choice, Optional, Real, constraints
 from frameaudit._roles import Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
@@ -51,7 +52,7 @@ __all__ = [
 Combo = Literal[
     "MinMaxRatio", "MaxMinRatio", "MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance"
 ]
-COMBOS: tuple[str, ...] = get_args(Combo)
+COMBOS: tuple[Combo, ...] = get_args(Combo)
 
 GroupMapping = Mapping[Any, Any] | Any
 Names = str | Sequence[str]
@@ -253,6 +254,7 @@ def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: C
     return from_engine(combined, prep.source, sort_by=prep.by, checks=prep.checks)
 
 
+@constraints(combo=Choice(COMBOS))
 def combine(
     per_group: Any,
     *,
@@ -307,7 +309,6 @@ def combine(
     0.219197
 
     """
-    v.choice("combo", combo, COMBOS)
     bound = bind(
         per_group,
         [
@@ -382,11 +383,6 @@ def _combine(
     )
 
 
-def _check_combo(combo: str | None) -> None:
-    if combo is not None:
-        v.choice("combo", combo, COMBOS)
-
-
 def _pooled_metric(
     frame: Any,
     metric: str,
@@ -404,7 +400,6 @@ def _pooled_metric(
     binary_relevance: bool = False,
 ) -> Any:
     """The sum metrics: V_g = Σ_rows numerator / (n_g, Σ relevance or 1)."""
-    _check_combo(combo)
     values = dict(values or {})
     prep = _prepare(
         frame,
@@ -440,6 +435,7 @@ def _pooled_metric(
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
+@constraints(combo=Optional(Choice(COMBOS)))
 def exp(
     frame: Any,
     *,
@@ -524,6 +520,7 @@ def exp(
     )
 
 
+@constraints(combo=Optional(Choice(COMBOS)))
 def expu(
     frame: Any,
     *,
@@ -568,6 +565,7 @@ def expu(
     )
 
 
+@constraints(combo=Optional(Choice(COMBOS)))
 def expru(
     frame: Any,
     *,
@@ -612,6 +610,7 @@ def expru(
     )
 
 
+@constraints(p=Real(0.0, 1.0, low_open=True), combo=Optional(Choice(COMBOS)))
 def awrf(
     frame: Any,
     *,
@@ -638,7 +637,7 @@ def awrf(
     >>> fa.fair.awrf(df, p=0.5, combo=None)["awrf"].to_list()
     [31.25, 15.625]
     """
-    p = v.number_in_range("p", p, 0.0, 1.0, low_open=True)
+    p = float(p)
     position = nw.col(rank).cast(nw.Float64)
     attention = 100.0 * p * (nw.lit(1.0 - p) ** (position - 1.0))
     return _pooled_metric(
@@ -662,6 +661,7 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
     return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
 
 
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)))
 def erbe(
     frame: Any,
     *,
@@ -687,7 +687,7 @@ def erbe(
     >>> fa.fair.erbe(df, decay=0.5, combo=None)["erbe"].to_list()
     [0.625, 0.3125]
     """
-    decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
+    decay = float(decay)
     return _pooled_metric(
         frame,
         "erbe",
@@ -703,6 +703,7 @@ def erbe(
     )
 
 
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)))
 def erbp(
     frame: Any,
     *,
@@ -728,7 +729,7 @@ def erbp(
     >>> fa.fair.erbp(df, decay=0.5, combo=None)["erbp"].to_list()
     [0.5, 0.1875]
     """
-    decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
+    decay = float(decay)
     return _pooled_metric(
         frame,
         "erbp",
@@ -744,6 +745,7 @@ def erbp(
     )
 
 
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)))
 def erbr(
     frame: Any,
     *,
@@ -771,7 +773,7 @@ def erbr(
     >>> fa.fair.erbr(df, decay=0.5, combo=None)["erbr"].to_list()
     [0.5, 0.1875]
     """
-    decay = v.number_in_range("decay", decay, 0.0, 1.0, high_open=True)
+    decay = float(decay)
     return _pooled_metric(
         frame,
         "erbr",
@@ -805,6 +807,7 @@ def _order_within(rank: str, partition: Sequence[str]) -> nw.Expr:
     return over(nw.col(rank).rank(method="ordinal"), partition).cast(nw.Int64)
 
 
+@constraints(combo=Optional(Choice(COMBOS)))
 def arp(
     frame: Any,
     *,
@@ -838,7 +841,6 @@ def arp(
     >>> fa.fair.arp(df, combo=None)["arp"].to_list()
     [0.75, 0.25]
     """
-    _check_combo(combo)
     prep = _prepare(
         frame, "arp", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
     )
@@ -864,6 +866,7 @@ def arp(
     return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
 
+@constraints()
 def ndkl(
     frame: Any,
     *,
@@ -986,6 +989,7 @@ def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     ).with_columns((nw.col("__fa_h") - nw.col("__fa_term")).alias("__fa_h_before"))
 
 
+@constraints()
 def iaa(
     frame: Any,
     *,

@@ -23,7 +23,6 @@ from frameaudit._expr import ALL, partitioned, safe_div
 from frameaudit._roles import Role, bind
 from frameaudit.exceptions import (
     InvalidDtypeError,
-    InvalidParameterError,
     UnsupportedBackendError,
 )
 
@@ -240,12 +239,6 @@ def _example(names: list[str]) -> nw.Expr:
 
 def _example_text(example: Any, names: list[str]) -> str:
     return f"{names[0]}={example!r}" if len(names) == 1 else str(example)
-
-
-def check_empty_union(empty_union: Any) -> None:
-    """``empty_union`` is "null", 0 or 1."""
-    if isinstance(empty_union, bool) or empty_union not in EMPTY_UNION:
-        raise InvalidParameterError.choice("empty_union", empty_union, EMPTY_UNION)
 
 
 def intersection_over_union(

@@ -13,9 +13,10 @@ from typing import Any, Literal, get_args
 
 import narwhals.stable.v2 as nw
 
-from frameaudit import _validate as v
 from frameaudit._engine import from_engine, shared
+from frameaudit._params import Choice, Flag, constraints
 from frameaudit.repro._runs import (
+    EMPTY_UNION,
     PRED,
     RUN,
     RUN_A,
@@ -25,7 +26,6 @@ from frameaudit.repro._runs import (
     EmptyUnion,
     Names,
     Runs,
-    check_empty_union,
     intersection_over_union,
     one_summary,
     prepare,
@@ -73,6 +73,7 @@ def _flag(condition: nw.Expr, name: str) -> nw.Expr:
     return nw.when(condition).then(1).otherwise(0).alias(name)
 
 
+@constraints(empty_union=Choice(EMPTY_UNION))
 def total_consistency(
     frame: Any,
     *,
@@ -138,7 +139,6 @@ def total_consistency(
     │ 0.25              │
     └───────────────────┘
     """
-    check_empty_union(empty_union)
     runs = prepare(
         frame, "total_consistency", run=run, sample=sample, target=target,
         prediction=prediction, by=by,
@@ -158,6 +158,7 @@ def total_consistency(
     return from_engine(result, runs.source, sort_by=runs.by, checks=runs.checks)
 
 
+@constraints(empty_union=Choice(EMPTY_UNION))
 def leave_one_out(
     frame: Any,
     *,
@@ -229,7 +230,6 @@ def leave_one_out(
     │ 3   ┆ 0.333333      │
     └─────┴───────────────┘
     """
-    check_empty_union(empty_union)
     runs = prepare(
         frame, "leave_one_out", run=run, sample=sample, target=target,
         prediction=prediction, by=by,
@@ -292,6 +292,7 @@ def _per_sample(method: ResidualMethod) -> nw.Expr:
     return nw.when(zero).then(nw.lit(both_zero)).otherwise(value)
 
 
+@constraints(method=Choice(RESIDUAL_METHODS), pairwise=Flag())
 def residual_consistency(
     frame: Any,
     *,
@@ -375,7 +376,6 @@ def residual_consistency(
     >>> fa.repro.residual_consistency(df, method="ratio-signed", pairwise=True).item(0, 2)
     0.16666666666666666
     """
-    v.choice("method", method, RESIDUAL_METHODS)
     name = "residual_consistency"
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,

@@ -25,7 +25,9 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine import from_engine, shared
 from frameaudit._expr import null_float, safe_div
+from frameaudit._params import Choice, Flag, constraints
 from frameaudit.repro._runs import (
+    EMPTY_UNION,
     PRED,
     RUN,
     RUN_A,
@@ -35,7 +37,6 @@ from frameaudit.repro._runs import (
     EmptyUnion,
     Names,
     Runs,
-    check_empty_union,
     intersection_over_union,
     long_summary,
     one_summary,
@@ -294,7 +295,6 @@ def _compute(
     pairwise: bool,
 ) -> Any:
     """One metric (or all, for ``name="summary"``): the pair values or their summary."""
-    check_empty_union(empty_union)
     metrics = METRICS if name == "summary" else (name,)
     runs = prepare(frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by)
     needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in metrics))
@@ -317,6 +317,7 @@ def _compute(
     return from_engine(result, runs.source, sort_by=sort_by, checks=runs.checks)
 
 
+@constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag())
 def ec_local(
     frame: Any,
     *,
@@ -411,6 +412,7 @@ def ec_local(
     )  # fmt: skip
 
 
+@constraints(pairwise=Flag())
 def ec_global(
     frame: Any,
     *,
@@ -476,6 +478,7 @@ def ec_global(
     )  # fmt: skip
 
 
+@constraints(pairwise=Flag())
 def ea_kappa(
     frame: Any,
     *,
@@ -542,6 +545,7 @@ def ea_kappa(
     )  # fmt: skip
 
 
+@constraints(pairwise=Flag())
 def ec_agreement(
     frame: Any,
     *,
@@ -606,6 +610,7 @@ def ec_agreement(
     )  # fmt: skip
 
 
+@constraints(pairwise=Flag())
 def ec_corr(
     frame: Any,
     *,
@@ -670,6 +675,7 @@ def ec_corr(
     )  # fmt: skip
 
 
+@constraints(pairwise=Flag())
 def pa(
     frame: Any,
     *,
@@ -733,6 +739,7 @@ def pa(
     )  # fmt: skip
 
 
+@constraints(pairwise=Flag())
 def pa_kappa(
     frame: Any,
     *,
@@ -797,6 +804,7 @@ def pa_kappa(
     )  # fmt: skip
 
 
+@constraints(pairwise=Flag())
 def cramers_v(
     frame: Any,
     *,
@@ -864,6 +872,7 @@ def cramers_v(
     )  # fmt: skip
 
 
+@constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag())
 def summary(
     frame: Any,
     *,

@@ -1,0 +1,194 @@
+"""Declared constraints on the option parameters of the public functions.
+
+Each public function declares its options once, next to its signature::
+
+    @constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)))
+    def erbe(frame, *, ..., decay=0.5, combo="MinMaxRatio"): ...
+
+The decorator checks every declared parameter on each call, with the same wording in every
+family, before the function runs, and records the declaration on the function
+(``__parameter_constraints__``) so that one generic test can try invalid values on every public
+function (the model is scikit-learn's ``_parameter_constraints``). Column-role parameters are
+checked by :func:`frameaudit._roles.bind` instead: what they accept depends on the frame.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from frameaudit.exceptions import InvalidParameterError
+
+__all__ = ["Choice", "Constraint", "Flag", "Integer", "Optional", "Real", "constraints"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Constraint(Protocol):
+    """What a parameter accepts."""
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise :class:`InvalidParameterError` naming ``parameter`` unless ``value`` fits."""
+
+    def invalid(self) -> list[Any]:
+        """Values that do not fit (for the generic test)."""
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Real:
+    """A real number (not a bool) in an interval; NaN never fits."""
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+
+    def interval(self) -> str:
+        """The interval in mathematical notation, e.g. ``(0.0, 1.0]``."""
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"{left}{float(self.low)}, {float(self.high)}{right}"
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is a number in the interval."""
+        if not _is_real(value):
+            msg = (
+                f"{parameter}={value!r}: expected a number in {self.interval()}, "
+                f"got {type(value).__name__}"
+            )
+            raise InvalidParameterError(msg)
+        number = float(value)
+        below = number < self.low or (self.low_open and number == self.low)
+        above = number > self.high or (self.high_open and number == self.high)
+        if math.isnan(number) or below or above:
+            msg = f"{parameter}={value!r}: expected a number in {self.interval()}"
+            raise InvalidParameterError(msg)
+
+    def invalid(self) -> list[Any]:
+        """Just outside each end, NaN, a string and a bool."""
+        outside = [self.low if self.low_open else self.low - 0.5]
+        outside.append(self.high if self.high_open else self.high + 0.5)
+        return [*outside, math.nan, "0.5", True]
+
+
+@dataclass(frozen=True)
+class Integer:
+    """An integer (not a bool) at least ``low`` and at most ``high`` (None: unbounded)."""
+
+    low: int
+    high: int | None = None
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is an integer in range."""
+        if (
+            not _is_integer(value)
+            or value < self.low
+            or (self.high is not None and value > self.high)
+        ):
+            expected = (
+                "a positive integer"
+                if self.low == 1 and self.high is None
+                else f"an integer in [{self.low}, {'inf' if self.high is None else self.high}]"
+            )
+            msg = f"{parameter}={value!r}: expected {expected}"
+            raise InvalidParameterError(msg)
+
+    def invalid(self) -> list[Any]:
+        """Below and above the range, a fraction, a string and a bool."""
+        values: list[Any] = [self.low - 1, self.low + 0.5, str(self.low), True]
+        return values if self.high is None else [*values, self.high + 1]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of the listed values, compared with its type (``True`` is not ``1``)."""
+
+    values: Sequence[Any]
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is one of the values (with a did-you-mean hint)."""
+        if not any(type(value) is type(v) and value == v for v in self.values):
+            raise InvalidParameterError.choice(parameter, value, self.values)
+
+    def invalid(self) -> list[Any]:
+        """A near-miss string and a value of no listed type."""
+        return ["not-an-option", 3.5]
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or False (no other truthy value: ``weighted="no"`` would silently be True)."""
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is a bool."""
+        if not isinstance(value, bool):
+            msg = f"{parameter}={value!r}: expected True or False"
+            raise InvalidParameterError(msg)
+
+    def invalid(self) -> list[Any]:
+        """Truthy and falsy values that are not bools."""
+        return [1, "yes", None]
+
+
+@dataclass(frozen=True)
+class Optional:
+    """``inner``, or None."""
+
+    inner: Real | Integer | Choice | Flag
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is None or fits ``inner``."""
+        if value is None:
+            return
+        if isinstance(self.inner, Flag) and not isinstance(value, bool):
+            msg = f"{parameter}={value!r}: expected True, False or None"
+            raise InvalidParameterError(msg)
+        if isinstance(self.inner, Choice) and not any(
+            type(value) is type(v) and value == v for v in self.inner.values
+        ):
+            raise InvalidParameterError.choice(parameter, value, [*self.inner.values, None])
+        self.inner.check(parameter, value)
+
+    def invalid(self) -> list[Any]:
+        """The inner constraint's invalid values other than None."""
+        return [v for v in self.inner.invalid() if v is not None]
+
+
+def constraints(**declared: Constraint) -> Callable[[F], F]:
+    """Check the declared parameters of every call, and record them on the function."""
+
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        keyword_only = {
+            name
+            for name, p in signature.parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        }
+        unknown = set(declared) - keyword_only
+        if unknown:  # a declaration of anything but a keyword-only option is a bug here
+            msg = f"{function.__name__} has no keyword-only parameter {sorted(unknown)[0]!r}"
+            raise TypeError(msg)
+        defaults = {name: p.default for name, p in signature.parameters.items() if name in declared}
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            for name, constraint in declared.items():
+                constraint.check(name, kwargs.get(name, defaults[name]))
+            return function(*args, **kwargs)
+
+        checked.__parameter_constraints__ = dict(declared)  # type: ignore[attr-defined]
+        return checked  # type: ignore[return-value]
+
+    return decorate
