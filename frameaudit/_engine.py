@@ -32,15 +32,17 @@ from narwhals.dependencies import (
 
 from frameaudit._expr import aggregate
 from frameaudit._validate import Check, merge_rules
-from frameaudit.exceptions import ColumnNotFoundError, UnsupportedBackendError
+from frameaudit.exceptions import ColumnNotFoundError, InvalidDtypeError, UnsupportedBackendError
 
 __all__ = [
     "Kind",
     "Source",
     "count_distinct",
     "from_engine",
+    "is_frame",
     "lazy_from_arrow",
     "run_kernel",
+    "schema_names",
     "shared",
     "to_engine",
 ]
@@ -105,8 +107,15 @@ class Source:
             raise UnsupportedBackendError(msg)
 
 
-def _native_schema_names(frame: Any) -> list[str]:
+def schema_names(frame: Any) -> list[str]:
+    """The column names of any frame narwhals knows (only the schema is read)."""
     return list(nw.from_native(frame).collect_schema().names())
+
+
+def is_frame(value: Any) -> bool:
+    """Whether ``value`` is a frame of a kind narwhals knows (else a plain value or mapping)."""
+    wrapped = nw.from_native(value, pass_through=True)
+    return isinstance(wrapped, (nw.DataFrame, nw.LazyFrame))
 
 
 def _check_columns(available: Sequence[str], columns: Mapping[str, str], frame_name: str) -> None:
@@ -137,16 +146,51 @@ def _in_memory_kind(frame: Any) -> Kind | None:
     return None
 
 
-def _as_polars(frame: Any, kind: Kind, wanted: list[str]) -> pl.DataFrame:
-    """The ``wanted`` columns of an in-memory frame as a Polars DataFrame (through Arrow)."""
+def _as_polars(frame: Any, kind: Kind, columns: Mapping[str, str]) -> pl.DataFrame:
+    """The wanted ``columns`` of an in-memory frame as a Polars DataFrame (through Arrow).
+
+    ``columns`` maps each column to the parameter that named it, for the errors.
+    """
+    wanted = list(columns)
     if kind is Kind.PYARROW:
         return _table_to_polars(frame.select(wanted))
-    selected: pl.DataFrame = (
-        frame[wanted]
-        if kind is Kind.POLARS_EAGER
-        else pl.from_pandas(frame[wanted], include_index=False)
-    )
-    return selected
+    if kind is Kind.POLARS_EAGER:
+        selected: pl.DataFrame = frame[wanted]
+        return selected
+    return _from_pandas(frame, columns)
+
+
+def _from_pandas(frame: Any, columns: Mapping[str, str]) -> pl.DataFrame:
+    """The wanted ``columns`` of a pandas frame, whose labels may be repeated or not strings."""
+    labels = [str(c) for c in frame.columns]
+    positions = []
+    for column, parameter in columns.items():
+        found = [i for i, label in enumerate(labels) if label == column]
+        if len(found) > 1:
+            msg = (
+                f"{parameter}={column!r}: the pandas frame has {len(found)} columns labelled "
+                f"{column!r}; give them distinct names first"
+            )
+            raise ColumnNotFoundError(msg)
+        positions.append(found[0])
+    selected = frame.iloc[:, positions]
+    selected.columns = list(columns)
+    try:
+        converted: pl.DataFrame = pl.from_pandas(selected, include_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+        for column, parameter in columns.items():
+            try:
+                pl.from_pandas(selected[[column]], include_index=False)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
+                msg = (
+                    f"{parameter}={column!r}: the pandas column {column!r} (dtype "
+                    f"{selected[column].dtype}) cannot be converted to a typed column "
+                    f"({type(error).__name__}: {error}); values of mixed types? convert it "
+                    f"first, e.g. df[{column!r}].astype(str)"
+                )
+                raise InvalidDtypeError(msg) from None
+        raise
+    return converted
 
 
 def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "frame") -> Source:
@@ -167,7 +211,7 @@ def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "fram
     if kind is not None:
         names = frame.column_names if kind is Kind.PYARROW else [str(c) for c in frame.columns]
         _check_columns(names, columns, frame_name)
-        data = _as_polars(frame, kind, wanted)
+        data = _as_polars(frame, kind, columns)
         return Source(nw.from_native(data.lazy()), kind, nw.Implementation.POLARS, rows=data.height)
     try:
         wrapped = nw.from_native(frame)
@@ -242,12 +286,14 @@ def align(
 ) -> nw.LazyFrame[Any]:
     """Bring a second frame (a mapping, centroids, an overall ranking) into ``like``'s engine."""
     source = to_engine(other, columns, frame_name=frame_name)
-    if (
-        source.kind.on_polars == like.kind.on_polars
-        and source.implementation == like.implementation
-    ):
+    if source.kind.on_polars and like.kind.on_polars:
         return source.frame
-    if source.kind.on_polars:
+    same_engine = source.implementation == like.implementation
+    if same_engine and source.implementation is not nw.Implementation.DUCKDB:
+        return source.frame
+    if source.kind.on_polars or same_engine:
+        # a small frame (a mapping, centroids, an overall ranking); DuckDB joins only
+        # relations of one connection, so it is rebuilt on the data's
         table = source.frame.collect().to_arrow()
         return lazy_from_arrow(table, like)
     msg = (

@@ -5,11 +5,11 @@ A metric names the columns it reads through role parameters (``rank=``, ``group=
 
 * each role is a column name (or, where the role takes several, a non-empty list of distinct
   names), never ``None`` unless the role is optional, never another type;
-* no column is named like frameaudit's internal columns (the reserved prefix ``__fa_``);
-* the columns exist (with a did-you-mean hint) and have the dtype the role needs;
+* no column is named like frameaudit's internal columns (the reserved prefix ``__fa_``) or
+  like a column the result adds (a ``by`` column named ``exp`` would give the result two);
 * a column plays one role (roles that may share columns, such as ``by`` and ``ranking``, which
-  both partition, are named as such), and no column that the result shows is named like a
-  column the result adds (a ``by`` column named ``exp`` would give the result two).
+  both partition, are named as such);
+* the columns exist (with a did-you-mean hint) and have the dtype the role needs.
 
 It brings the frame into the engine (:func:`frameaudit._engine.to_engine`) with only the bound
 columns; only the schema is read.
@@ -36,17 +36,17 @@ class Role:
     """A column-role parameter: its name, the value the caller gave and what it accepts.
 
     ``many``: a name or a non-empty list of names (else exactly one name). ``optional``: None
-    means "not given". ``dtype``: the dtype kind the columns need ("integer" or "numeric").
-    ``shown``: whether the columns are part of the result (``by``, the group columns), so that
-    they must not share a name with a column the result adds.
+    means "not given". ``dtype``: the dtype kind the columns need: "integer", "numeric", or
+    "key" (the default: values that can be grouped, joined and sorted — numbers, text,
+    categories, booleans, dates and times; not lists, structs, objects or all-null columns);
+    None when the family checks the dtype itself.
     """
 
     parameter: str
     value: Any
     many: bool = False
     optional: bool = False
-    dtype: Literal["integer", "numeric"] | None = None
-    shown: bool = False
+    dtype: Literal["integer", "numeric", "key"] | None = "key"
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,8 @@ def bind(
     """Check the role parameters, then bring ``frame`` into the engine with their columns.
 
     ``sharing`` lists the sets of roles that may name the same column (e.g. ``by`` and
-    ``ranking``); ``outputs`` the columns the result adds, which a ``shown`` role's columns
-    must not be named like.
+    ``ranking``); ``outputs`` the columns the result (or a step on the way to it) adds, which
+    no role's column may be named like.
     """
     columns = {role.parameter: column_names(role) for role in roles}
     owner: dict[str, str] = {}
@@ -114,26 +114,23 @@ def bind(
                     "rename the column"
                 )
                 raise InvalidParameterError(msg)
-            owner.setdefault(name, role.parameter)
-    # each column once, named after the first role that binds it (for error messages)
-    source = to_engine(frame, owner, frame_name=frame_name)
-    for role in roles:
-        if role.dtype is not None:
-            for name in columns[role.parameter]:
-                v.require_dtype(source.frame, name, role.parameter, role.dtype)
-    for role in roles:
-        for name in columns[role.parameter]:
-            if role.shown and name in outputs:
+            if name in outputs:
                 msg = (
                     f"{role.parameter}={name!r}: {name!r} is an output column of this metric; "
                     "rename the column first"
                 )
                 raise InvalidParameterError(msg)
-            first = owner[name]
+            first = owner.setdefault(name, role.parameter)
             if first != role.parameter and frozenset((first, role.parameter)) not in sharing:
                 msg = (
                     f"column {name!r} is given both as {first}= and as {role.parameter}=; "
                     "a column can play only one role"
                 )
                 raise InvalidParameterError(msg)
+    # each column once, named after the first role that binds it (for error messages)
+    source = to_engine(frame, owner, frame_name=frame_name)
+    for role in roles:
+        if role.dtype is not None:
+            for name in columns[role.parameter]:
+                v.require_dtype(source.frame, name, role.parameter, role.dtype)
     return Bound(source, columns)

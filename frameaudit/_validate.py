@@ -156,21 +156,40 @@ def group_value(parameter: str, value: Any, role: str, column: str, dtype: Any) 
         raise InvalidParameterError(msg)
 
 
+def _is_key(dtype: Any) -> bool:
+    """Values that every engine can group, join and sort."""
+    keys = (nw.String, nw.Categorical, nw.Enum, nw.Boolean, nw.Date, nw.Datetime, nw.Duration)
+    return dtype.is_numeric() or isinstance(dtype, (*keys, nw.Time))
+
+
 _KINDS: dict[str, Callable[[Any], bool]] = {
-    "numeric": lambda d: d.is_numeric(),
+    # Decimal is numeric, but NaN checks and float arithmetic refuse it
+    "numeric": lambda d: d.is_numeric() and not isinstance(d, nw.Decimal),
     "integer": lambda d: d.is_integer(),
+    "key": _is_key,
 }
 # the cast that fixes a column of the wrong dtype: (Polars dtype, pandas dtype)
-_CASTS = {"numeric": ("Float64", "float64"), "integer": ("Int64", "int64")}
+_CASTS = {
+    "numeric": ("Float64", "float64"),
+    "integer": ("Int64", "int64"),
+    "key": ("String", "str"),
+}
+# what the message calls each kind
+_KIND_NAMES = {
+    "numeric": "numeric",
+    "integer": "integer",
+    "key": "groupable (number, text, category, boolean or temporal)",
+}
 
 
 def require_dtype(frame: nw.LazyFrame[Any], column: str, parameter: str, kind: str) -> None:
-    """Raise unless ``column`` has a dtype of ``kind`` ("numeric" or "integer")."""
+    """Raise unless ``column`` has a dtype of ``kind`` ("numeric", "integer" or "key")."""
     dtype = frame.collect_schema()[column]
     if not _KINDS[kind](dtype):
         polars_dtype, pandas_dtype = _CASTS[kind]
         msg = (
-            f"{parameter}={column!r}: expected a column of {kind} dtype, found {dtype}; cast "
+            f"{parameter}={column!r}: expected a column of {_KIND_NAMES[kind]} dtype, found "
+            f"{dtype}; cast "
             f"it first, e.g. pl.col({column!r}).cast(pl.{polars_dtype}) in Polars or "
             f".astype({pandas_dtype!r}) in pandas"
         )

@@ -221,22 +221,26 @@ def nearest_cases(
         )
         raise InvalidParameterError(msg)
     carried = column_names(Role("carry", carry, many=True, optional=True))
-    clash = sorted(set(carried) & {*_OUTPUT, label})
-    if clash:
-        taken = ", ".join([*_OUTPUT, label])
-        msg = f"carry={carry!r}: {clash[0]!r} is already an output column ({taken})"
-        raise InvalidParameterError(msg)
     bound = bind(
         train,
         [
             Role("features", features, many=True, dtype="numeric"),
-            Role("label", label, shown=True),
+            Role("label", label),
             Role("id", id, optional=True),
         ],
         outputs=_OUTPUT,
         frame_name="train",
     )
     source, names = bound.source, bound.columns["features"]
+    # carried columns are copies from queries: features and the id may be carried too
+    clash = sorted(set(carried) & {*_OUTPUT, label})
+    if clash:
+        taken = ", ".join(_OUTPUT)
+        msg = (
+            f"carry={carry!r}: {clash[0]!r} is already an output column ({taken} and the "
+            f"label={label!r} column)"
+        )
+        raise InvalidParameterError(msg)
     ids = {id: "id"} if id is not None else {}
     if not source.kind.on_polars:
         # The frames are combined with Polars before the kernel step refuses other engines.
@@ -253,6 +257,8 @@ def nearest_cases(
     )
     for column in names:
         v.require_dtype(query_frame, column, "features", "numeric")
+    for column in carried:
+        v.require_dtype(query_frame, column, "carry", "key")
     if id is not None:
         train_id, query_id = source.frame.collect_schema()[id], query_frame.collect_schema()[id]
         if train_id != query_id:

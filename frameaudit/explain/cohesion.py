@@ -28,10 +28,11 @@ import polars as pl
 from frameaudit import _validate as v
 from frameaudit._engine import (
     Source,
-    _native_schema_names,
     align,
     from_engine,
+    is_frame,
     lazy_from_arrow,
+    schema_names,
     shared,
 )
 from frameaudit._expr import aggregate, null_float, over
@@ -93,10 +94,6 @@ class _Pairs:
     @property
     def window(self) -> list[str]:
         return [*self.by, self.group]
-
-
-def _scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float, bool))
 
 
 def _ranked(
@@ -189,10 +186,10 @@ def _rankings(
     bound = bind(
         frame,
         [
-            Role("group", group, shown=True),
+            Role("group", group),
             Role("feature", feature),
             Role("importance", importance, dtype="numeric"),
-            Role("by", by, many=True, optional=True, shown=True),
+            Role("by", by, many=True, optional=True),
         ],
         outputs=[metric],
     )
@@ -209,7 +206,7 @@ def _rankings(
         v.finite(lf, {importance: f"importance={importance!r}"}),
     ]
     missing_overall = None
-    if _scalar(overall):
+    if not isinstance(overall, Mapping) and not is_frame(overall):
         v.group_value("overall", overall, "group", group, lf.collect_schema()[group])
         # The same window ranks the groups and the overall ranking (each is its own partition,
         # so Polars runs it below the two filters).
@@ -279,7 +276,7 @@ def _overall_frame(
         ranked = lazy_from_arrow(table, source)
         shared: list[str] = []
     else:
-        shared = [c for c in by if c in _native_schema_names(overall)]
+        shared = [c for c in by if c in schema_names(overall)]
         columns = {feature: "feature", importance: "importance", **dict.fromkeys(shared, "by")}
         ranked = align(overall, source, columns, frame_name="overall")
         v.require_dtype(ranked, importance, "importance", "numeric")

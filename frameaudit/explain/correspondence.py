@@ -278,8 +278,8 @@ def correspondence(
     bound = bind(
         frame,
         [
-            Role("by", by, many=True, optional=True, shown=True),
-            Role("query", query, many=True, shown=True),
+            Role("by", by, many=True, optional=True),
+            Role("query", query, many=True),
             Role("label", label),
             Role("predicted", predicted),
             *([Role("distance", distance, dtype="numeric")] if weighted else []),

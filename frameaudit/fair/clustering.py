@@ -180,9 +180,10 @@ def _prepare(
         frame,
         [
             Role("group", group),
-            Role("cluster", cluster if read_labels else None, optional=not read_labels, shown=True),
-            Role("by", by, many=True, optional=True, shown=True),
-            *([Role("features", features, many=True)] if distances else []),
+            Role("cluster", cluster if read_labels else None, optional=not read_labels),
+            Role("by", by, many=True, optional=True),
+            # numeric columns or one array column: _feature_columns checks them
+            *([Role("features", features, many=True, dtype=None)] if distances else []),
         ],
         outputs=outputs,
     )
@@ -337,7 +338,8 @@ def _label_metric(
     Only the columns the metric needs are computed, in as few steps as possible: building the
     plan costs more than running it up to about a million rows.
     """
-    outputs = [metric, *_COUNTS] if per_cluster else [metric]
+    # the per-cluster columns are built on the way to every label metric's value
+    outputs = [metric, *_COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
     prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by, outputs=outputs)
     # The one pass over the data. The checks read it too: cached, it is computed once.
     counts = shared(prep.frame.group_by([*prep.by, cluster, group]).agg(nw.len().alias(_N)))

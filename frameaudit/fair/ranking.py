@@ -115,10 +115,10 @@ def _prepare(
         [
             Role("rank", rank, dtype="integer"),
             # IAA has no groups (group=None); with groups= the mapping holds them
-            *([Role("group", group, many=True, shown=True)] if grouped and groups is None else []),
+            *([Role("group", group, many=True)] if grouped and groups is None else []),
             Role("ranking", ranking, many=True, optional=True),
             Role("item", item, optional=True),
-            Role("by", by, many=True, optional=True, shown=True),
+            Role("by", by, many=True, optional=True),
             *(Role(parameter, column, dtype="numeric") for parameter, column in values.items()),
         ],
         sharing=[frozenset(("by", "ranking"))],
@@ -312,14 +312,17 @@ def combine(
     bound = bind(
         per_group,
         [
-            Role("metric", metric, dtype="numeric", shown=True),
-            Role("by", by, many=True, optional=True, shown=True),
+            Role("metric", metric, dtype="numeric"),
+            Role("by", by, many=True, optional=True),
         ],
         frame_name="per_group",
     )
     by_names = bound.columns["by"]
     combined = _combine(partitioned(bound.source.frame, by_names), by_names or [ALL], metric, combo)
-    checks = [v.non_empty(bound.source.frame, "combine")]
+    checks = [
+        v.non_empty(bound.source.frame, "combine"),
+        v.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
+    ]
     return from_engine(
         combined.select(*by_names, metric), bound.source, sort_by=by_names, checks=checks
     )
@@ -336,23 +339,23 @@ def _combine(
     val = nw.col(value)
     c = nw.col
     bad = (val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad")
-    stats = [nw.col("__fa_bad").sum().alias("bad"), nw.len().alias("g")]
+    stats = [nw.col("__fa_bad").sum().alias("__fa_bad"), nw.len().alias("__fa_g")]
     columns = [bad]
     deviations = combo in ("MaxAbsDiff", "MeanAbsDev", "Variance")
     if combo in ("MinMaxRatio", "MaxMinRatio", "MaxMinDiff"):
-        stats += [val.min().alias("mn"), val.max().alias("mx")]
+        stats += [val.min().alias("__fa_mn"), val.max().alias("__fa_mx")]
     elif combo == "LTwo":
         columns.append((val * val).alias("__fa_sq"))
-        stats.append(c("__fa_sq").sum().alias("sumsq"))
+        stats.append(c("__fa_sq").sum().alias("__fa_sumsq"))
     else:
         # deviations from the partition mean; inf − inf is NaN, which must not be skipped
         deviation = (val - over(val.mean(), partition)).abs()
         columns.append(deviation.alias("__fa_dev"))
         stats += [
-            c("__fa_devnan").sum().alias("devnan"),
-            c("__fa_dev").max().alias("devmax"),
-            c("__fa_dev").sum().alias("devsum"),
-            c("__fa_dev2").sum().alias("dev2sum"),
+            c("__fa_devnan").sum().alias("__fa_devnan"),
+            c("__fa_dev").max().alias("__fa_devmax"),
+            c("__fa_dev").sum().alias("__fa_devsum"),
+            c("__fa_dev2").sum().alias("__fa_dev2sum"),
         ]
     prepared = per_group.with_columns(*columns)
     if deviations:
@@ -361,13 +364,15 @@ def _combine(
             c("__fa_dev").is_nan().cast(nw.Int64).alias("__fa_devnan"),
         )
     formulas = {
-        "MinMaxRatio": lambda: safe_div(c("mn"), c("mx")),
-        "MaxMinRatio": lambda: safe_div(c("mx"), c("mn")),
-        "MaxMinDiff": lambda: c("mx") - c("mn"),
-        "MaxAbsDiff": lambda: nw.when(c("devnan") > 0).then(null_float()).otherwise(c("devmax")),
-        "MeanAbsDev": lambda: c("devsum") / c("g"),
-        "LTwo": lambda: c("sumsq"),
-        "Variance": lambda: safe_div(c("dev2sum"), c("g") - 1.0),
+        "MinMaxRatio": lambda: safe_div(c("__fa_mn"), c("__fa_mx")),
+        "MaxMinRatio": lambda: safe_div(c("__fa_mx"), c("__fa_mn")),
+        "MaxMinDiff": lambda: c("__fa_mx") - c("__fa_mn"),
+        "MaxAbsDiff": lambda: (
+            nw.when(c("__fa_devnan") > 0).then(null_float()).otherwise(c("__fa_devmax"))
+        ),
+        "MeanAbsDev": lambda: c("__fa_devsum") / c("__fa_g"),
+        "LTwo": lambda: c("__fa_sumsq"),
+        "Variance": lambda: safe_div(c("__fa_dev2sum"), c("__fa_g") - 1.0),
     }
     # one small expression per step: narwhals re-evaluates every node of a nested expression
     return (
@@ -375,7 +380,7 @@ def _combine(
         .with_columns(formulas[combo]().alias(value))
         .select(
             *partition,
-            nw.when((c("bad") > 0) | c(value).is_nan())
+            nw.when((c("__fa_bad") > 0) | c(value).is_nan())
             .then(null_float())
             .otherwise(c(value))
             .alias(value),

@@ -91,7 +91,7 @@ def prepare(
             Role("sample", sample),
             Role("target", target),
             Role("prediction", prediction),
-            Role("by", by, many=True, optional=True, shown=True),
+            Role("by", by, many=True, optional=True),
         ],
         outputs=[metric, *_RESERVED],
     )
@@ -173,7 +173,7 @@ def _layout_checks(
     The rules on the per-sample frame are evaluated together, in one pass.
     """
     partition = by or [ALL]
-    runs = partitioned(lf.group_by([*by, run]).agg(nw.len()), by)
+    runs = partitioned(lf.group_by([*by, run]).agg(nw.len().alias("__fa_len")), by)
     runs = runs.group_by(partition).agg(nw.len().cast(nw.Int64).alias("__fa_k"))
     aggregations = [
         nw.len().cast(nw.Int64).alias("__fa_rows"),

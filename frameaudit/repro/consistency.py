@@ -57,7 +57,7 @@ def _error_counts(
     The last frame holds only the samples some run gets wrong, with k attached.
     """
     partition = runs.partition
-    per_run = runs.partitioned(runs.frame.group_by([*runs.by, RUN]).agg(nw.len()))
+    per_run = runs.partitioned(runs.frame.group_by([*runs.by, RUN]).agg(nw.len().alias("__fa_len")))
     per_run = shared(per_run.select(*partition, RUN))
     k = per_run.group_by(partition).agg(nw.len().cast(nw.Int64).alias(_K))
     wrong = _errors(runs).group_by([*runs.by, SAMPLE]).agg(nw.len().cast(nw.Int64).alias(_WRONG))

@@ -360,7 +360,12 @@ def test_value_errors() -> None:
         r"a value \(e.g. group='g1'\)",
     ):
         fa.explain.position_parity(twice, overall="all")
-    with pytest.raises(fa.InvalidDtypeError, match="importance='feature'"):
+    text = _simple().with_columns(pl.col("feature").alias("note"))
+    with pytest.raises(fa.InvalidDtypeError, match="importance='note'"):
+        fa.explain.position_parity(text, overall="all", importance="note")
+    with pytest.raises(
+        fa.InvalidParameterError, match="column 'feature' is given both as feature= and as impo"
+    ):
         fa.explain.position_parity(_simple(), overall="all", importance="feature")
     nulls = _simple().with_columns(
         pl.when(pl.col("feature") == "a").then(None).otherwise(pl.col("group")).alias("group")
