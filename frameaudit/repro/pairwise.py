@@ -429,22 +429,7 @@ def ec_global(
     is at most the error rate of the better run; unlike EC_ℓ it is always defined, and it is 0
     for two perfect runs as for two runs with disjoint errors.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    pairwise
-        Return the pair distribution instead of its summary.
+    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
     Returns
     -------
@@ -496,22 +481,7 @@ def ea_kappa(
     (Cohen 1960; the error consistency of Geirhos et al. 2020). 1 is most reproducible, 0 is
     chance-level agreement of the errors, negative is worse than chance.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    pairwise
-        Return the pair distribution instead of its summary.
+    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
     Returns
     -------
@@ -562,22 +532,7 @@ def ec_agreement(
     observed agreement p_o of :func:`ea_kappa` without the chance correction. 1 is most
     reproducible.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    pairwise
-        Return the pair distribution instead of its summary.
+    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
     Returns
     -------
@@ -626,22 +581,7 @@ def ec_corr(
     :math:`\varphi = (ad - bc) / \sqrt{n_a (n - n_a)\, n_b (n - n_b)}` for the 2×2 table of
     (e_a, e_b), the Pearson correlation of the two 0/1 vectors. 1 is most reproducible.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    pairwise
-        Return the pair distribution instead of its summary.
+    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
     Returns
     -------
@@ -691,22 +631,7 @@ def pa(
     :math:`A / n` with :math:`A = \#\{s : \hat y_a(s) = \hat y_b(s)\}`. It ignores the target.
     1 is most reproducible.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    pairwise
-        Return the pair distribution instead of its summary.
+    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
     Returns
     -------
@@ -756,22 +681,7 @@ def pa_kappa(
     :math:`p_e = \sum_c m_a(c)\, m_b(c) / n^2` from each run's class counts m (Cohen 1960;
     scikit-learn's ``cohen_kappa_score``). 1 is most reproducible, 0 is chance-level.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    pairwise
-        Return the pair distribution instead of its summary.
+    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
     Returns
     -------
@@ -823,22 +733,7 @@ def cramers_v(
     association, not agreement: a run that relabels the other's classes consistently has V = 1.
     1 is most reproducible.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    pairwise
-        Return the pair distribution instead of its summary.
+    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
     Returns
     -------
@@ -890,24 +785,8 @@ def summary(
     :func:`ea_kappa`, :func:`ec_agreement`, :func:`ec_corr`, :func:`pa`, :func:`pa_kappa`,
     :func:`cramers_v` — summarised over the pairs of runs.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    empty_union
-        EC_ℓ's value for a pair without errors: ``"null"``, ``0`` or ``1``.
-    pairwise
-        Return one row per pair with a column per metric instead of the summaries.
+    Parameters as for :func:`ec_local`; ``empty_union`` applies to EC_ℓ, and ``pairwise=True``
+    returns one row per pair with a column per metric instead of the summaries.
 
     Returns
     -------
