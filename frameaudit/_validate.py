@@ -1,12 +1,14 @@
-"""Input validation shared by every metric family.
+"""Input validation shared by every metric family (narwhals only).
 
 Two kinds of check:
 
 * **schema checks** (column names, dtypes, parameter values) run at call time and read no
   data, so a lazy call stays lazy;
-* **value checks** (nulls, ranges, duplicates, ties, unmapped items) are :class:`Check`
-  objects: a lazy one-row frame of violation counts plus a function that turns that row into an
-  error. :func:`frameaudit._engine.from_engine` runs them with the result.
+* **value checks** (nulls, ranges, duplicates, ties, unmapped items) are
+  :class:`~frameaudit._engine.Check` objects: a lazy one-row frame of violation counts plus a
+  function that turns that row into an error, or row :class:`~frameaudit._engine.Rule` objects
+  evaluated together. This module declares them; the engine runs them with the result
+  (:func:`frameaudit._engine.from_engine`).
 """
 
 from __future__ import annotations
@@ -16,14 +18,11 @@ import difflib
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import narwhals.stable.v2 as nw
-import numpy as np
-import polars as pl
 
-from frameaudit._expr import hashed_keys
+from frameaudit._engine import Check, Rule, count_distinct, is_bool, sorted_screen
 from frameaudit.exceptions import (
     FrameAuditError,
     InvalidDtypeError,
@@ -33,6 +32,7 @@ from frameaudit.exceptions import (
 
 __all__ = [
     "Check",
+    "Rule",
     "as_names",
     "binary",
     "choice",
@@ -40,31 +40,15 @@ __all__ = [
     "finite",
     "group_value",
     "in_range",
-    "merge_rules",
     "no_nulls",
     "non_empty",
     "number_in_range",
     "progress_flag",
     "require_dtype",
     "row_text",
-    "rows_in_order",
     "unique_within",
     "values_present",
 ]
-
-
-@dataclass(frozen=True)
-class Check:
-    """A lazy one-row frame of violation counts and the error it means.
-
-    Row-level checks instead carry ``rules`` on a ``base`` frame; :func:`merge_rules` turns
-    all the rules on one frame into a single frame-and-error check before they run.
-    """
-
-    frame: nw.LazyFrame[Any] | None
-    error: Callable[[Mapping[str, Any]], FrameAuditError | None] | None
-    base: nw.LazyFrame[Any] | None = None
-    rules: tuple[Rule, ...] = ()
 
 
 def as_names(value: str | Sequence[str] | None, parameter: str) -> list[str]:
@@ -97,7 +81,7 @@ def number_in_range(
 ) -> float:
     """Check a numeric parameter against an interval and return it as a float."""
     interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if is_bool(value) or not isinstance(value, numbers.Real):
         msg = f"{parameter}={value!r}: expected a number in {interval}, got {type(value).__name__}"
         raise InvalidParameterError(msg)
     number = float(value)
@@ -121,9 +105,9 @@ def _holds(dtype: Any, value: Any) -> bool | None:  # noqa: PLR0911 (one return 
     if isinstance(dtype, (nw.String, nw.Categorical, nw.Enum)):
         return isinstance(value, str)
     if isinstance(dtype, nw.Boolean):
-        return isinstance(value, (bool, np.bool_))
+        return is_bool(value)
     if dtype.is_numeric():
-        return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+        return isinstance(value, numbers.Real) and not is_bool(value)
     if isinstance(dtype, nw.Datetime):
         return isinstance(value, dt.datetime)
     if isinstance(dtype, nw.Date):
@@ -213,25 +197,6 @@ def _example_text(row: Mapping[str, Any], keys: Sequence[str]) -> str:
     return ", ".join(f"{k}={row[k]!r}" for k in keys if k in row and not k.startswith("__fa_"))
 
 
-@dataclass(frozen=True)
-class Rule:
-    """A row-level rule: rows where ``flag`` is true offend; ``example`` shows one of them.
-
-    Rules on the same frame are evaluated together in one pass (:func:`merge_rules`).
-    ``message`` gets the number of offending rows, the smallest example value (or None) and the
-    number of rows, and returns the error text, or None when the rule holds.
-    """
-
-    flag: nw.Expr
-    example: nw.Expr | None
-    message: Callable[[int, Any, int], str | None]
-    # an aggregate giving the count directly (e.g. a null count, which Polars keeps as metadata)
-    count: nw.Expr | None = None
-    # an aggregate that is true when no row can offend (e.g. a minimum and a maximum inside the
-    # bounds): cheaper than a per-row flag; when it is not true, a second query counts
-    screen: nw.Expr | None = None
-
-
 def _shown(example: Any) -> str:
     """An offending value for a message; the aggregation skips NaN, so a missing one is NaN."""
     return (
@@ -252,66 +217,6 @@ def row_text(columns: Sequence[str]) -> nw.Expr:
 
 def _rule_check(frame: nw.LazyFrame[Any], rule: Rule) -> Check:
     return Check(frame=None, error=None, base=frame, rules=(rule,))
-
-
-def merge_rules(checks: Sequence[Check]) -> list[Check]:
-    """Evaluate all rules on one frame in one aggregation instead of one query per rule.
-
-    The merged check takes the place of the first rule check on its frame, so errors keep the
-    order in which the checks were listed.
-    """
-    slots: list[Check | int] = []
-    groups: dict[int, tuple[nw.LazyFrame[Any], list[Rule]]] = {}
-    for check in checks:
-        if check.base is None:
-            slots.append(check)
-            continue
-        key = id(check.base)
-        if key not in groups:
-            groups[key] = (check.base, [])
-            slots.append(key)
-        groups[key][1].extend(check.rules)
-    return [slot if isinstance(slot, Check) else _merged(*groups[slot]) for slot in slots]
-
-
-def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
-    columns: list[nw.Expr] = []
-    aggregations = [nw.len().cast(nw.Int64).alias("rows")]
-    for i, rule in enumerate(rules):
-        if rule.count is not None:
-            aggregations.append(rule.count.alias(f"n{i}"))
-        elif rule.screen is not None:
-            aggregations.append(rule.screen.alias(f"s{i}"))
-        else:
-            columns.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
-            aggregations.append(nw.col(f"__fa_flag{i}").sum().cast(nw.Int64).alias(f"n{i}"))
-    frame = (base.with_columns(*columns) if columns else base).select(*aggregations)
-    return Check(frame, _rules_error(base, rules))
-
-
-def _rules_error(
-    base: nw.LazyFrame[Any], rules: Sequence[Rule]
-) -> Callable[[Mapping[str, Any]], FrameAuditError | None]:
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        for i, rule in enumerate(rules):
-            if rule.screen is None:
-                count = row[f"n{i}"] or 0
-            elif row[f"s{i}"]:
-                count = 0
-            else:
-                # a second query, run only when the screen has failed
-                count = base.filter(rule.flag).select(nw.len()).collect().item()
-            example = None
-            if count and rule.example is not None:
-                # a second query, run only when the rule has failed
-                offending = base.filter(rule.flag).select(rule.example.min().alias("e"))
-                example = offending.collect().item()
-            text = rule.message(count, example, row["rows"])
-            if text is not None:
-                return InvalidValueError(text)
-        return None
-
-    return error
 
 
 def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
@@ -436,7 +341,6 @@ def distinct_within(
     """
     partition = list(partition)
     names = list(columns)
-    from frameaudit._engine import count_distinct  # noqa: PLC0415 (the engine imports this module)
 
     def per_partition(subset: Sequence[str]) -> nw.LazyFrame[Any]:
         return count_distinct(
@@ -462,7 +366,7 @@ def distinct_within(
     in_plan = [c for c in names if c not in screened]
     parts = [counted(in_plan)] if in_plan else []
     if screened:
-        parts.append(_sorted_screen(frame, partition, {c: names.index(c) for c in screened}))
+        parts.append(sorted_screen(frame, partition, {c: names.index(c) for c in screened}))
     counts = parts[0] if len(parts) == 1 else parts[0].join(parts[1], how="cross")
 
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
@@ -483,39 +387,6 @@ def distinct_within(
         return None
 
     return Check(counts, error)
-
-
-def _sorted_screen(
-    frame: nw.LazyFrame[Any], partition: Sequence[str], columns: Mapping[str, int]
-) -> nw.LazyFrame[Any]:
-    """Per column (mapped to its index i), ``sorted{i}``: each row follows its predecessor.
-
-    "Follows" is strict lexicographic order of (partition, column).
-
-    Native Polars: it compares neighbouring rows, which narwhals allows only with an order, and
-    the row order of an in-memory frame is well defined.
-    """
-    native: pl.LazyFrame = frame.to_native()
-    outer = hashed_keys(partition)
-    screen = native.select(
-        *(rows_in_order([*outer, c], strict=True).alias(f"sorted{i}") for c, i in columns.items())
-    )
-    return nw.from_native(screen)
-
-
-def rows_in_order(keys: Sequence[str], *, strict: bool) -> pl.Expr:
-    """Native Polars, an aggregate: every row's ``keys`` follow its predecessor's.
-
-    "Follow" is lexicographic order; ``strict`` asks for a larger key, else an equal one
-    follows too. False where a comparison meets a null (a screen then falls back to its exact
-    count). The first row, which has no predecessor, is sliced off (no row index is built).
-    """
-    *outer, last = keys
-    later = pl.col(last) > pl.col(last).shift() if strict else pl.col(last) >= pl.col(last).shift()
-    for key in reversed(outer):
-        previous = pl.col(key).shift()
-        later = (pl.col(key) > previous) | ((pl.col(key) == previous) & later)
-    return later.slice(1).fill_null(value=False).all()
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:

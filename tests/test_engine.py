@@ -105,3 +105,38 @@ def test_duckdb_relation_on_its_own_connection(
     finally:
         connection.close()
     assert_frame_equal(result, call(data), check_exact=False, check_dtypes=False)
+
+
+# A dict parameter becomes a small frame in the data's engine: each of its columns must hold
+# values of one type, and the error names the parameter (it once escaped as Polars' TypeError).
+MIXED_DICTS: list[tuple[str, Callable[[], Any], str]] = [
+    (
+        "groups values",
+        lambda: fa.fair.exp(
+            _RANKINGS.drop("group"), ranking="ranking", item="item", groups={0: "a", 1: 5}
+        ),
+        r"groups=: the values of 'group' must all be of one type, found int, str",
+    ),
+    (
+        "overall importances",
+        lambda: fa.explain.position_parity(
+            _GROUP_IMPORTANCES, overall={"f0": 1.0, "f1": "high"}, k=4
+        ),
+        r"overall=: the values of 'importance' must all be of one type, found float, str",
+    ),
+    (
+        "integer too large",
+        lambda: fa.fair.exp(
+            _RANKINGS.drop("group"), ranking="ranking", item="item", groups={2**70: "a"}
+        ),
+        r"groups=: its values cannot form typed columns",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"), [c[1:] for c in MIXED_DICTS], ids=[c[0] for c in MIXED_DICTS]
+)
+def test_dict_parameters_hold_one_type_per_column(call: Callable[[], Any], message: str) -> None:
+    with pytest.raises(fa.InvalidParameterError, match=message):
+        call()

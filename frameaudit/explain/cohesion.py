@@ -23,15 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
-import polars as pl
 
 from frameaudit import _validate as v
 from frameaudit._engine import (
     Source,
     align,
+    frame_from_columns,
     from_engine,
     is_frame,
-    lazy_from_arrow,
     schema_names,
     shared,
 )
@@ -270,10 +269,11 @@ def _overall_frame(
     if isinstance(overall, Mapping):
         if not overall:
             raise InvalidParameterError("overall={}: the overall ranking is empty")
-        table = pl.DataFrame(
-            {feature: list(overall), importance: list(overall.values())}
-        ).to_arrow()
-        ranked = lazy_from_arrow(table, source)
+        ranked = frame_from_columns(
+            {feature: list(overall), importance: list(overall.values())},
+            source,
+            parameter="overall",
+        )
         shared: list[str] = []
     else:
         shared = [c for c in by if c in schema_names(overall)]

@@ -8,17 +8,14 @@ frame.
 
 from __future__ import annotations
 
-import functools
 import math
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import narwhals.stable.v2 as nw
-import polars as pl
 
 from frameaudit import _validate as v
-from frameaudit._engine import from_engine, shared
+from frameaudit._engine import agreement_screen, from_engine, shared
 from frameaudit._expr import null_float
 from frameaudit._params import Flag, Real, constraints
 from frameaudit._roles import Role, bind
@@ -144,17 +141,7 @@ def _one_prediction_in_order(
     in order). Rows in another order, or a disagreement, are counted by a second query (about
     30% slower calls on 1M shuffled rows). The answer never depends on the row order, only the
     cost does.
-
-    Native Polars: it compares neighbouring rows, which narwhals allows only with an order, and
-    the row order of an in-memory frame is well defined.
     """
-    same = functools.reduce(operator.and_, [pl.col(k) == pl.col(k).shift() for k in keys])
-    changed = same & (pl.col(predicted) != pl.col(predicted).shift())
-    native: pl.LazyFrame = frame.to_native()
-    screen = native.select(
-        v.rows_in_order(keys, strict=False).alias("ordered"),
-        changed.fill_null(value=False).sum().alias("changed"),
-    )
 
     def error(row: Mapping[str, Any]) -> FrameAuditError | None:
         if row["ordered"] and not row["changed"]:
@@ -164,7 +151,7 @@ def _one_prediction_in_order(
         text = _disagreement(per_query, count, query, predicted)
         return None if text is None else InvalidValueError(text)
 
-    return v.Check(nw.from_native(screen), error)
+    return v.Check(agreement_screen(frame, keys, predicted), error)
 
 
 @constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0))

@@ -17,15 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import narwhals.stable.v2 as nw
-import pyarrow as pa
 
 from frameaudit import _validate as v
 from frameaudit._engine import (
     Source,
     align,
     count_distinct,
+    frame_from_columns,
     from_engine,
-    lazy_from_arrow,
     shared,
 )
 from frameaudit._expr import ALL, aggregate, discount, null_float, over, partitioned, safe_div
@@ -170,12 +169,9 @@ def _mapping(
     if isinstance(groups, Mapping):
         if not groups:
             raise InvalidParameterError("groups={}: the mapping is empty")
-        try:
-            table = pa.table({item: list(groups.keys()), group: list(groups.values())})
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-            msg = f"groups=: the keys, and the values, must each be of one type ({error})"
-            raise InvalidParameterError(msg) from None
-        mapping = lazy_from_arrow(table, source)
+        mapping = frame_from_columns(
+            {item: list(groups.keys()), group: list(groups.values())}, source, parameter="groups"
+        )
     else:
         mapping = align(groups, source, {item: "item", group: "group"}, frame_name="groups")
     mapping = mapping.select(item, group)

@@ -15,16 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
-import pyarrow as pa
 
 from frameaudit import _validate as v
-from frameaudit._engine import Kind, Source, lazy_from_arrow
+from frameaudit._engine import Source, frame_from_columns
 from frameaudit._expr import ALL, partitioned, safe_div
 from frameaudit._roles import Role, bind
-from frameaudit.exceptions import (
-    InvalidDtypeError,
-    UnsupportedBackendError,
-)
+from frameaudit.exceptions import InvalidDtypeError
 
 Names = str | Sequence[str]
 EmptyUnion = Literal["null", 0, 1]
@@ -99,13 +95,9 @@ def prepare(
     by_names = bound.columns["by"]
     roles = {run: "run", sample: "sample", target: "target", prediction: "prediction"}
     columns = {**roles, **dict.fromkeys(by_names, "by")}
-    if source.kind is Kind.DASK:
-        msg = (
-            f"{metric} is not supported on Dask: its summaries need grouped quantiles, which "
-            "Dask's grouped aggregations do not provide. Workaround: "
-            "run it on Polars (`polars.from_pandas(ddf.compute())`) or on DuckDB/PySpark."
-        )
-        raise UnsupportedBackendError(msg)
+    source.refuse_dask(
+        metric, "its summaries need grouped quantiles, which Dask's grouped aggregations lack"
+    )
     lf = source.frame
     target_expr, prediction_expr = _labels(lf, target, prediction, regression=regression)
     checks = [v.non_empty(lf, metric), v.no_nulls(lf, columns)]
@@ -315,7 +307,7 @@ def long_summary(
     A cross join with the metric names and a choice per row, rather than a concatenation of
     one frame per metric: engines that do not share subplans compute the pairs once.
     """
-    names = lazy_from_arrow(pa.table({"metric": list(columns)}), source)
+    names = frame_from_columns({"metric": columns}, source, parameter="metrics")
     metric = nw.col("metric")
 
     def pick(stat: str) -> nw.Expr:

@@ -1,4 +1,4 @@
-"""The engine boundary: the one module that knows which kinds of frame exist.
+"""Frames in and out: the one module that knows which kinds of frame exist.
 
 Every metric turns its input into a narwhals LazyFrame with :func:`to_engine`, builds its result
 lazily, and hands it back with :func:`from_engine`, which gives the caller a frame of the kind
@@ -6,23 +6,21 @@ they passed in. In-memory data (Polars, pandas, pyarrow) runs on Polars; pandas 
 converted through Arrow, keeping only the columns the metric reads. DuckDB, PySpark and the
 other lazy backends narwhals knows run natively and come back lazy.
 
-Value checks (nulls, ranges, duplicates, ...) are :class:`~frameaudit._validate.Check` objects:
-one-row frames of violation counts. On Polars they are joined into the result's plan and raise
-when the result is computed; on the other lazy engines they run as one aggregate query when the
-metric is called (only the counts leave the engine).
-
-On in-memory input no Python code runs on Polars' thread pool (see :func:`run_kernel`), so
-frameaudit can be called from several threads at once.
+A second frame (a mapping, centroids, an overall ranking) joins the data's engine through
+:func:`align`, and small frames the families build from Python values through
+:func:`frame_from_columns`, so that the families never name a frame library. The refusal of
+metrics that Dask cannot run is here too (:meth:`Source.refuse_dask`), worded once.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import narwhals.stable.v2 as nw
+import numpy as np
 import polars as pl
 import pyarrow as pa
 from narwhals.dependencies import (
@@ -30,22 +28,31 @@ from narwhals.dependencies import (
     is_pandas_dataframe,
 )
 
-from frameaudit._expr import aggregate
-from frameaudit._validate import Check, merge_rules
-from frameaudit.exceptions import ColumnNotFoundError, InvalidDtypeError, UnsupportedBackendError
+from frameaudit._engine.checks import Check, attach, diagnostics, merge_rules, raise_first
+from frameaudit.exceptions import (
+    ColumnNotFoundError,
+    InvalidDtypeError,
+    InvalidParameterError,
+    UnsupportedBackendError,
+)
 
 __all__ = [
     "Kind",
+    "PolarsExpr",
     "Source",
-    "count_distinct",
+    "align",
+    "expressions",
+    "frame_from_columns",
     "from_engine",
+    "is_bool",
     "is_frame",
     "lazy_from_arrow",
-    "run_kernel",
     "schema_names",
-    "shared",
     "to_engine",
 ]
+
+PolarsExpr: TypeAlias = pl.Expr
+"""A Polars column expression (for the functions that can build one)."""
 
 # measured: below ~a million rows the in-memory engine's lower fixed cost wins (2x on 100k
 # rows); above, the streaming engine keeps peak memory lower at the same speed
@@ -96,15 +103,20 @@ class Source:
         small = self.rows is not None and self.rows < _STREAMING_FROM_ROWS
         return "in-memory" if small else "auto"
 
-    def require_ordered_windows(self, metric: str) -> None:
-        """Raise the documented error for metrics that need windows ordered by position."""
+    def refuse_dask(self, metric: str, reason: str) -> None:
+        """On Dask, raise the documented error: ``metric`` cannot run there, for ``reason``."""
         if self.kind is Kind.DASK:
             msg = (
-                f"{metric} is not supported on Dask: it needs windows ordered by position, "
-                "which Dask cannot evaluate lazily. Workaround: run it on Polars "
-                "(`polars.from_pandas(ddf.compute())`) or on DuckDB/PySpark."
+                f"{metric} is not supported on Dask. Workaround: run it on Polars "
+                f"(`polars.from_pandas(ddf.compute())`) or on DuckDB/PySpark. The reason: {reason}."
             )
             raise UnsupportedBackendError(msg)
+
+    def require_ordered_windows(self, metric: str) -> None:
+        """Refuse Dask for metrics that need windows ordered by position."""
+        self.refuse_dask(
+            metric, "it needs windows ordered by position, which Dask cannot evaluate lazily"
+        )
 
 
 def schema_names(frame: Any) -> list[str]:
@@ -116,6 +128,20 @@ def is_frame(value: Any) -> bool:
     """Whether ``value`` is a frame of a kind narwhals knows (else a plain value or mapping)."""
     wrapped = nw.from_native(value, pass_through=True)
     return isinstance(wrapped, (nw.DataFrame, nw.LazyFrame))
+
+
+def is_bool(value: Any) -> bool:
+    """Whether ``value`` is True or False, from Python or numpy (a boolean column's values)."""
+    return isinstance(value, (bool, np.bool_))
+
+
+def expressions(backend: Literal["narwhals", "polars"]) -> Any:
+    """The module whose ``col``, ``lit`` and dtypes build column expressions for ``backend``.
+
+    narwhals mirrors Polars' expression API, so one formula written against either module
+    builds a narwhals expression (every backend) or a native Polars one.
+    """
+    return nw if backend == "narwhals" else pl
 
 
 def _check_columns(available: Sequence[str], columns: Mapping[str, str], frame_name: str) -> None:
@@ -257,6 +283,31 @@ def lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
     return eager.lazy(backend=backend)
 
 
+def frame_from_columns(
+    columns: Mapping[str, Sequence[Any]], like: Source, *, parameter: str
+) -> nw.LazyFrame[Any]:
+    """A small frame built from Python values (a dict the caller passed), in ``like``'s engine.
+
+    ``columns`` maps each column name to its values; ``parameter`` names the caller's argument
+    for the errors: the values of a column must be of one type (None is a missing value), as
+    a column's are.
+    """
+    try:
+        table = pa.table({name: list(values) for name, values in columns.items()})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
+        for name, values in columns.items():
+            found = sorted({type(value).__name__ for value in values if value is not None})
+            if len(found) > 1:
+                msg = (
+                    f"{parameter}=: the values of {name!r} must all be of one type, found "
+                    f"{', '.join(found)}"
+                )
+                raise InvalidParameterError(msg) from None
+        msg = f"{parameter}=: its values cannot form typed columns ({error})"
+        raise InvalidParameterError(msg) from None
+    return lazy_from_arrow(table, like)
+
+
 def _on_connection_of(relation: Any, table: pa.Table) -> Any:
     """``table`` as a DuckDB relation on ``relation``'s connection.
 
@@ -266,19 +317,6 @@ def _on_connection_of(relation: Any, table: pa.Table) -> Any:
     """
     __frameaudit_table = table  # read by the query below, by its name
     return relation.query("__frameaudit_data", "SELECT * FROM __frameaudit_table")
-
-
-def shared(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """Mark a subplan that several branches of a plan read, so that Polars computes it once.
-
-    Polars' common-subplan elimination misses branches that read different columns of the same
-    subplan (projection pushdown makes them different plans); an explicit cache does not. The
-    other engines plan shared subqueries themselves.
-    """
-    if frame.implementation is nw.Implementation.POLARS:
-        native: pl.LazyFrame = frame.to_native()
-        return nw.from_native(native.cache())
-    return frame
 
 
 def align(
@@ -304,123 +342,6 @@ def align(
     raise UnsupportedBackendError(msg)
 
 
-def run_kernel(
-    frame: nw.LazyFrame[Any],
-    source: Source,
-    kernel: Callable[[pl.DataFrame], pl.DataFrame],
-    *,
-    keys: Sequence[str],
-    outputs: Mapping[str, pl.DataType],
-    metric: str,
-    workaround: str,
-) -> nw.LazyFrame[Any]:
-    """Run a numpy kernel on all of ``frame``'s rows (in-memory engines).
-
-    ``kernel`` gets all rows as one Polars DataFrame and returns the ``keys`` columns (with
-    their input dtypes) followed by ``outputs``.
-
-    On an in-memory input (Polars DataFrame, pandas, pyarrow) the kernel runs now, in the
-    calling thread: its input is collected, the kernel runs, and the plan continues from the
-    kernel's result. Inside the plan it would run Python on Polars' thread pool, and that
-    deadlocks as soon as another thread holds the GIL while it waits for the same pool (as
-    ``DataFrame.to_pandas`` and ``polars.from_pandas`` do). On a Polars LazyFrame it is a batch
-    map inside the plan, so that a lazy call reads no data; collecting such a plan while
-    another thread makes one of those calls can hit that deadlock (docs: Concepts, "Threads").
-
-    The other engines would have to ship every row to this process, which frameaudit never
-    does silently: they get an error naming ``workaround``.
-    """
-    if not source.kind.on_polars:
-        msg = (
-            f"{metric} runs a numpy kernel on all rows at once and is limited to in-memory "
-            f"engines (Polars, pandas, pyarrow); got a {source.implementation} frame. "
-            f"Workaround: {workaround}"
-        )
-        raise UnsupportedBackendError(msg)
-    native: pl.LazyFrame = frame.to_native()
-    rows = None if source.kind is Kind.POLARS_LAZY else native.collect(engine=source.engine)
-    given = native.collect_schema() if rows is None else rows.schema
-    schema = pl.Schema({**{k: given[k] for k in keys}, **outputs})
-    if rows is None:
-        return nw.from_native(native.map_batches(kernel, schema=schema))
-    computed = kernel(rows)
-    assert computed.schema == schema, f"{metric}: the kernel returned {computed.schema}"
-    return nw.from_native(computed.lazy())
-
-
-def count_distinct(
-    frame: nw.LazyFrame[Any],
-    keys: Sequence[str],
-    columns: Mapping[str, str],
-    *,
-    also: Sequence[nw.Expr] = (),
-) -> nw.LazyFrame[Any]:
-    """Per ``keys``, count the distinct values of each column, with the aggregations ``also``.
-
-    ``columns`` maps each column to the alias of its count; ``also`` are further aggregations
-    (sums, ``len``) computed in the same pass.
-
-    One grouped aggregation, except on Dask, whose grouped ``n_unique`` adds up the counts of
-    its partitions: there each column is counted through ``unique()`` and joined.
-    """
-    keys = list(keys)
-    if frame.implementation is not nw.Implementation.DASK:
-        return aggregate(
-            frame, keys, *also, *(nw.col(c).n_unique().alias(a) for c, a in columns.items())
-        )
-    parts = [frame.group_by(keys).agg(*also)] if also else []
-    parts += [
-        frame.select(*keys, c).unique().group_by(keys).agg(nw.len().alias(a))
-        for c, a in columns.items()
-    ]
-    result = parts[0]
-    for part in parts[1:]:
-        result = result.join(part, on=keys, how="left")
-    return result
-
-
-_DIAG_KEY = "__fa_diag_key"
-_PRESENT = "__fa_present"
-
-
-def _prefix(index: int) -> str:
-    return f"__fa_c{index}_"
-
-
-def _combined_checks(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
-    """Put the one-row check frames side by side, prefixing the columns of check i.
-
-    On Polars this is built natively: the checks are part of every call, and a native plan
-    costs a fraction of the narwhals one.
-    """
-    frames: list[nw.LazyFrame[Any]] = []
-    for check in checks:
-        assert check.frame is not None  # rule checks were merged into frame checks
-        frames.append(check.frame)
-    if all(f.implementation is nw.Implementation.POLARS for f in frames):
-        natives = [
-            f.to_native().select(pl.all().name.prefix(_prefix(i))) for i, f in enumerate(frames)
-        ]
-        side_by_side: nw.LazyFrame[Any] = nw.from_native(pl.concat(natives, how="horizontal"))
-        return side_by_side
-    combined: nw.LazyFrame[Any] | None = None
-    for i, frame in enumerate(frames):
-        renamed = frame.select(nw.all().name.prefix(_prefix(i)))
-        combined = renamed if combined is None else combined.join(renamed, how="cross")
-    assert combined is not None
-    return combined
-
-
-def _raise_first(checks: Sequence[Check], row: Mapping[str, Any]) -> None:
-    for index, check in enumerate(checks):
-        assert check.error is not None
-        prefix = _prefix(index)
-        own = {k.removeprefix(prefix): v for k, v in row.items() if k.startswith(prefix)}
-        error = check.error(own)
-        if error is not None:
-            raise error
-
-
 def from_engine(
     result: nw.LazyFrame[Any],
     source: Source,
@@ -433,14 +354,13 @@ def from_engine(
     checks = merge_rules(checks)
     if not source.kind.on_polars:
         if checks:
-            rows = _combined_checks(checks).collect().rows(named=True)
-            _raise_first(checks, rows[0])
+            raise_first(checks, diagnostics(checks).collect().rows(named=True)[0])
         sorted_result = result.sort(sort_by) if sort_by else result
         return sorted_result.to_native()
 
     native: pl.LazyFrame = result.to_native()
     if source.kind is Kind.POLARS_LAZY and checks:
-        return _attach_checks(native, checks, sort_by)
+        return attach(native, checks, sort_by)
     if sort_by:
         native = native.sort(sort_by, nulls_last=True)
     if source.kind is Kind.POLARS_LAZY:
@@ -448,10 +368,8 @@ def from_engine(
     if not checks:
         return _as_kind(native.collect(engine=source.engine), source)
     # computed together, so that the checks and the result share their scans
-    diagnostics, eager = pl.collect_all(
-        [_combined_checks(checks).to_native(), native], engine=source.engine
-    )
-    _raise_first(checks, diagnostics.row(0, named=True))
+    counts, eager = pl.collect_all([diagnostics(checks).to_native(), native], engine=source.engine)
+    raise_first(checks, counts.row(0, named=True))
     return _as_kind(eager, source)
 
 
@@ -465,30 +383,3 @@ def _as_kind(eager: pl.DataFrame, source: Source) -> Any:
         return eager.to_arrow()
     backend: Any = source.implementation
     return nw.from_arrow(eager.to_arrow(), backend=backend).to_native()
-
-
-def _attach_checks(
-    native: pl.LazyFrame, checks: Sequence[Check], sort_by: list[str]
-) -> pl.LazyFrame:
-    """Make the checks part of the plan: they raise when the result is computed.
-
-    The one-row diagnostics frame is on the left of a left join so that an empty result still
-    carries the diagnostics to the check.
-    """
-    schema = native.collect_schema()
-    combined: pl.LazyFrame = _combined_checks(checks).to_native()
-    flat = combined.collect_schema().names()
-    diag = combined.with_columns(pl.lit(0).alias(_DIAG_KEY))
-    joined = diag.join(
-        native.with_columns(pl.lit(0).alias(_DIAG_KEY), pl.lit(True).alias(_PRESENT)),
-        on=_DIAG_KEY,
-        how="left",
-    )
-
-    def check_and_strip(frame: pl.DataFrame) -> pl.DataFrame:
-        if frame.height:
-            _raise_first(checks, frame.row(0, named=True))
-        out = frame.filter(pl.col(_PRESENT).is_not_null()).drop([*flat, _DIAG_KEY, _PRESENT])
-        return out.sort(sort_by, nulls_last=True) if sort_by else out
-
-    return joined.map_batches(check_and_strip, schema=schema)

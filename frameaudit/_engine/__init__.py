@@ -1,0 +1,74 @@
+"""The engine boundary: the only code that knows which kinds of frame exist.
+
+The metric families hold definitions written in narwhals (roles, checks, formulas); everything
+that depends on the frame library that runs them lives here, so that a family reads the same
+on every engine:
+
+* :mod:`~frameaudit._engine.convert`: frames in (:func:`to_engine`, :func:`align`, small frames
+  from Python values) and results out (:func:`from_engine`, same kind out as in), and the
+  refusal of what Dask cannot run;
+* :mod:`~frameaudit._engine.checks`: what a value check is, and running the checks of a call
+  with its result (inside the plan on Polars, as one query on the other engines);
+* :mod:`~frameaudit._engine.plans`: the plan steps whose best form depends on the engine;
+* :mod:`~frameaudit._engine.screens`: native Polars screens over neighbouring rows;
+* :mod:`~frameaudit._engine.kernels`: the numpy kernels run on a plan's rows.
+
+The imports go one way: this package uses :mod:`frameaudit._expr`,
+:mod:`frameaudit.exceptions` and :mod:`frameaudit._kernels`, and nothing that uses it
+(``tests/test_imports.py`` checks it).
+"""
+
+from __future__ import annotations
+
+from frameaudit._engine.checks import Check, Rule
+from frameaudit._engine.convert import (
+    Kind,
+    PolarsExpr,
+    Source,
+    align,
+    expressions,
+    frame_from_columns,
+    from_engine,
+    is_bool,
+    is_frame,
+    lazy_from_arrow,
+    schema_names,
+    to_engine,
+)
+from frameaudit._engine.kernels import (
+    NEIGHBOURS,
+    group_silhouettes,
+    nearest_centroid_sums,
+    nearest_rows,
+    require_kernel_engine,
+    run_kernel,
+)
+from frameaudit._engine.plans import count_distinct, shared
+from frameaudit._engine.screens import agreement_screen, sorted_screen
+
+__all__ = [
+    "NEIGHBOURS",
+    "Check",
+    "Kind",
+    "PolarsExpr",
+    "Rule",
+    "Source",
+    "agreement_screen",
+    "align",
+    "count_distinct",
+    "expressions",
+    "frame_from_columns",
+    "from_engine",
+    "group_silhouettes",
+    "is_bool",
+    "is_frame",
+    "lazy_from_arrow",
+    "nearest_centroid_sums",
+    "nearest_rows",
+    "require_kernel_engine",
+    "run_kernel",
+    "schema_names",
+    "shared",
+    "sorted_screen",
+    "to_engine",
+]
