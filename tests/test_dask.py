@@ -61,6 +61,41 @@ def test_ordered_metrics_raise_with_a_workaround(log: pl.DataFrame, metric: str)
         getattr(fa.fair, metric)(frame, ranking="ranking")
 
 
+# Every refusal is worded once: the metric, the workaround, then why Dask cannot run it.
+REFUSED: list[tuple[str, Any]] = [
+    ("ndkl", lambda f: fa.fair.ndkl(f, ranking="ranking")),
+    (
+        "position_parity",
+        lambda f: fa.explain.position_parity(
+            f, feature="item", importance="relevance", overall="a", k=2
+        ),
+    ),
+    (
+        "social_fairness_ratio",
+        lambda f: fa.fair.social_fairness_ratio(
+            f, cluster="ranking", a="a", b="b", features="relevance"
+        ),
+    ),
+    (
+        "pa",
+        lambda f: fa.repro.pa(f, run="ranking", sample="item", target="group", prediction="rank"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("metric", "call"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_refusals_name_the_metric_the_workaround_and_the_reason(
+    log: pl.DataFrame, metric: str, call: Any
+) -> None:
+    frame = dd.from_pandas(log.to_pandas(), npartitions=2)
+    expected = (
+        rf"^{metric} is not supported on Dask\. Workaround: run it on Polars "
+        r"\(`polars\.from_pandas\(ddf\.compute\(\)\)`\) or on DuckDB/PySpark\. The reason: .+\.$"
+    )
+    with pytest.raises(UnsupportedBackendError, match=expected):
+        call(frame)
+
+
 def test_value_checks_run_on_dask(log: pl.DataFrame) -> None:
     tied = log.with_columns(pl.lit(1, dtype=pl.Int64).alias("rank"))
     frame = dd.from_pandas(tied.to_pandas(), npartitions=2)

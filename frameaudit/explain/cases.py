@@ -15,103 +15,26 @@ from collections.abc import Sequence
 from typing import Any, Literal, overload
 
 import narwhals.stable.v2 as nw
-import numpy as np
-import numpy.typing as npt
-import polars as pl
 
 from frameaudit import _validate as v
-from frameaudit._engine import align, from_engine, run_kernel
-from frameaudit._kernels import knn
+from frameaudit._engine import (
+    NEIGHBOURS,
+    PolarsExpr,
+    align,
+    expressions,
+    from_engine,
+    nearest_rows,
+    require_kernel_engine,
+)
 from frameaudit._params import Flag, Integer, Optional, constraints
 from frameaudit._roles import Role, bind, column_names
-from frameaudit.exceptions import (
-    InvalidDtypeError,
-    InvalidParameterError,
-    InvalidValueError,
-    UnsupportedBackendError,
-)
+from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = ["euclidean_distance", "nearest_cases"]
 
 Names = str | Sequence[str]
 
-_ROW = "__fa_row"
-_SIDE = "__fa_side"
-_QUERY = "__fa_query"  # the query's id (or position)
-_CASE = "__fa_case"  # the training row's id (or position)
-_LABEL = "__fa_label"
 _WORKAROUND = "collect the feature, label and id columns of both frames into Polars first"
-_OUTPUT = ("query", "rank", "case", "distance")
-
-
-def _carried(i: int) -> str:
-    return f"__fa_carry{i}"
-
-
-def _as_array(frame: pl.DataFrame, features: list[str], name: str) -> npt.NDArray[np.float64]:
-    """The feature columns as a float64 array; raise on null, NaN or infinite values."""
-    # row-major: the kernel gathers whole rows
-    values = frame.select(features).to_numpy(order="c").astype(np.float64, copy=False)
-    finite = np.isfinite(values)  # nulls are NaN here
-    if finite.all():
-        return values
-    column = features[int(np.flatnonzero(~finite.all(axis=0))[0])]
-    series = frame[column]
-    bad = series.is_null() | ~series.is_finite().fill_null(value=True)
-    msg = (
-        f"features: column {column!r} of {name} holds {int(bad.sum())} null, NaN or infinite "
-        f"value(s) (e.g. {series.filter(bad)[0]!r}); distances need finite numbers"
-    )
-    raise InvalidValueError(msg)
-
-
-def _retrieve(
-    frame: pl.DataFrame,
-    *,
-    features: list[str],
-    k: int,
-    standardize: bool,
-    exclude_self: bool,
-    label: str,
-    carry: list[str],
-    progress: bool | None,
-) -> pl.DataFrame:
-    """Run the kernel inside the plan: training rows (side 0) and queries (side 1) in.
-
-    The output rows are built here, by position, rather than by joins in the plan.
-    """
-    # Sorted by row position so that ties in distance go to the lower training row.
-    train = frame.filter(pl.col(_SIDE) == 0).sort(_ROW)
-    queries = frame.filter(pl.col(_SIDE) == 1)
-    train_x = _as_array(train, features, "train")
-    query_x = _as_array(queries, features, "queries")
-    if standardize:
-        train_x, query_x = knn.standardize(train_x, query_x)
-    exclude = None
-    if exclude_self:
-        # The position of the training row whose id is the query's, or -1.
-        position = pl.DataFrame(
-            {_CASE: train[_CASE], "__fa_at": np.arange(train.height, dtype=np.int64)}
-        )
-        own = queries.select(pl.col(_QUERY).alias(_CASE)).join(
-            position, on=_CASE, how="left", maintain_order="left"
-        )
-        exclude = own["__fa_at"].fill_null(-1).to_numpy().astype(np.int64, copy=False)
-    indices, distances = knn.nearest(
-        train_x, query_x, k, exclude=exclude, progress=progress, label="nearest_cases"
-    )
-    of_query = np.repeat(np.arange(queries.height), k)
-    found = indices.ravel()
-    return pl.DataFrame(
-        [
-            queries[_QUERY].gather(of_query).alias("query"),
-            pl.Series("rank", np.tile(np.arange(1, k + 1, dtype=np.int64), queries.height)),
-            train[_CASE].gather(found).alias("case"),
-            pl.Series("distance", distances.ravel()),
-            train[_LABEL].gather(found).alias(label),
-            *(queries[_carried(i)].gather(of_query).alias(c) for i, c in enumerate(carry)),
-        ]
-    )
 
 
 @constraints(k=Integer(1), standardize=Flag(), exclude_self=Flag(), progress=Optional(Flag()))
@@ -228,27 +151,23 @@ def nearest_cases(
             Role("label", label),
             Role("id", id, optional=True),
         ],
-        outputs=_OUTPUT,
+        outputs=NEIGHBOURS,
         frame_name="train",
     )
     source, names = bound.source, bound.columns["features"]
     # carried columns are copies from queries: features and the id may be carried too
-    clash = sorted(set(carried) & {*_OUTPUT, label})
+    clash = sorted(set(carried) & {*NEIGHBOURS, label})
     if clash:
-        taken = ", ".join(_OUTPUT)
+        taken = ", ".join(NEIGHBOURS)
         msg = (
             f"carry={carry!r}: {clash[0]!r} is already an output column ({taken} and the "
             f"label={label!r} column)"
         )
         raise InvalidParameterError(msg)
     ids = {id: "id"} if id is not None else {}
-    if not source.kind.on_polars:
-        # The frames are combined with Polars before the kernel step refuses other engines.
-        msg = (
-            "nearest_cases runs a numpy kernel and is limited to in-memory engines (Polars, "
-            f"pandas, pyarrow); got a {source.implementation} frame. Workaround: {_WORKAROUND}"
-        )
-        raise UnsupportedBackendError(msg)
+    metric = "nearest_cases"
+    # before the queries are brought to the data's engine, which the kernel does not run on
+    require_kernel_engine(source, metric, _WORKAROUND)
     query_frame = align(
         queries,
         source,
@@ -274,54 +193,19 @@ def nearest_cases(
             v.unique_within(source.frame, [id], f"id={id!r} (train)", "ids identify rows"),
             v.unique_within(query_frame, [id], f"id={id!r} (queries)", "ids identify rows"),
         ]
-    train_lf: pl.LazyFrame = source.frame.to_native().with_row_index(_ROW)
-    query_lf: pl.LazyFrame = query_frame.to_native().with_row_index(_ROW)
-    row = pl.col(_ROW).cast(pl.Int64)
-    as_float = [pl.col(c).cast(pl.Float64) for c in names]
-    both = pl.concat(
-        [
-            train_lf.select(
-                row,
-                *as_float,
-                pl.lit(0, dtype=pl.Int8).alias(_SIDE),
-                (pl.col(id) if id is not None else row).alias(_CASE),
-                pl.col(label).alias(_LABEL),
-            ),
-            query_lf.select(
-                row,
-                *as_float,
-                pl.lit(1, dtype=pl.Int8).alias(_SIDE),
-                (pl.col(id) if id is not None else row).alias(_QUERY),
-                *(pl.col(c).alias(_carried(i)) for i, c in enumerate(carried)),
-            ),
-        ],
-        how="diagonal",
-    )
-    schema = both.collect_schema()
-    kernel = functools.partial(
-        _retrieve,
+    found = nearest_rows(
+        source.frame,
+        query_frame,
+        source,
         features=names,
+        label=label,
+        id=id,
+        carry=carried,
         k=k,
         standardize=standardize,
         exclude_self=exclude_self,
-        label=label,
-        carry=carried,
         progress=progress,
-    )
-    found = run_kernel(
-        nw.from_native(both),
-        source,
-        kernel,
-        keys=[],
-        outputs={
-            "query": schema[_QUERY],
-            "rank": pl.Int64(),
-            "case": schema[_CASE],
-            "distance": pl.Float64(),
-            label: schema[_LABEL],
-            **{c: schema[_carried(i)] for i, c in enumerate(carried)},
-        },
-        metric="nearest_cases",
+        metric=metric,
         workaround=_WORKAROUND,
     )
     return from_engine(found, source, sort_by=["query", "rank"], checks=checks)
@@ -336,12 +220,12 @@ def euclidean_distance(
 @overload
 def euclidean_distance(
     x: Sequence[str], y: Sequence[str], *, backend: Literal["polars"]
-) -> pl.Expr: ...
+) -> PolarsExpr: ...
 
 
 def euclidean_distance(
     x: Sequence[str], y: Sequence[str], *, backend: Literal["narwhals", "polars"] = "narwhals"
-) -> nw.Expr | pl.Expr:
+) -> nw.Expr | PolarsExpr:
     r"""Euclidean distance between two sets of feature columns, as a column expression.
 
     :math:`\sqrt{\sum_j (x_j - y_j)^2}` row by row, with ``x`` and ``y`` column names paired
@@ -383,7 +267,7 @@ def euclidean_distance(
     if not left or len(left) != len(right):
         msg = f"x={x!r}, y={y!r}: expected two equally long, non-empty lists of column names"
         raise InvalidParameterError(msg)
-    module: Any = nw if backend == "narwhals" else pl
+    module = expressions(backend)
     squares = []
     for a, b in zip(left, right, strict=True):
         diff = module.col(a).cast(module.Float64) - module.col(b).cast(module.Float64)

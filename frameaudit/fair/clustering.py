@@ -22,21 +22,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
-import numpy as np
-import numpy.typing as npt
-import polars as pl
 
 from frameaudit import _validate as v
 from frameaudit._engine import (
-    Kind,
     Source,
     align,
     from_engine,
-    run_kernel,
+    group_silhouettes,
+    nearest_centroid_sums,
     shared,
 )
 from frameaudit._expr import (
@@ -48,16 +44,9 @@ from frameaudit._expr import (
     partitioned,
     safe_div,
 )
-from frameaudit._kernels import centroid as centroid_kernel
-from frameaudit._kernels import silhouette as silhouette_kernel
 from frameaudit._params import Flag, Integer, Optional, constraints
 from frameaudit._roles import Role, bind, column_names
-from frameaudit.exceptions import (
-    InvalidDtypeError,
-    InvalidParameterError,
-    InvalidValueError,
-    UnsupportedBackendError,
-)
+from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
     "cluster_balance",
@@ -224,24 +213,6 @@ def _present(
         v.non_empty(frame, metric),
         v.values_present(frame, group, "group", {"a": a, "b": b}),
     ]
-
-
-def _parts(df: pl.DataFrame, by: list[str]) -> tuple[pl.DataFrame, list[npt.NDArray[np.intp]]]:
-    """The distinct ``by`` values of a kernel's input and the row numbers of each."""
-    if not df.height:
-        return df.select(by).head(0), []
-    if not by:
-        return df.select(by).head(1), [np.arange(df.height)]
-    code = df.select(pl.struct(by).rank("dense")).to_series().to_numpy()
-    order = np.argsort(code, kind="stable")
-    bounds = np.flatnonzero(np.diff(code[order])) + 1
-    return df[order[np.concatenate(([0], bounds))]].select(by), np.split(order, bounds)
-
-
-def _kernel_result(keys: pl.DataFrame, outputs: dict[str, tuple[Any, list[Any]]]) -> pl.DataFrame:
-    """The ``by`` columns of each part followed by the kernel's outputs (name → dtype, values)."""
-    values = [pl.Series(name, column, dtype=dtype) for name, (dtype, column) in outputs.items()]
-    return pl.DataFrame([*keys.get_columns(), *values])
 
 
 # --- label metrics -------------------------------------------------------------------------
@@ -667,58 +638,16 @@ def _centroids(
     return other.select(*prep.by, *prep.features)
 
 
-def _nearest_batch(df: pl.DataFrame, *, by: list[str], features: list[str]) -> pl.DataFrame:
-    """Per partition: Σ and count of the nearest-centroid distances of groups a and b.
-
-    ``df`` holds the points (``_G`` ≥ 0) and the centroids (``_G`` = −1) of every partition.
-    """
-    keys, parts = _parts(df, by)
-    code = df[_G].to_numpy()
-    # One row per feature: each point's coordinates are a column (contiguous per feature).
-    xt = np.ascontiguousarray(df.select(features).to_numpy().T)
-    sums: dict[str, list[Any]] = {name: [] for name in (_SUM_A, _COUNT_A, _SUM_B, _COUNT_B)}
-    kept = []
-    for index, rows in enumerate(parts):
-        own = code[rows] if by else code
-        if not (own >= 0).any():
-            continue  # the centroids of a partition that has no point
-        kept.append(index)
-        centres = xt[:, rows[own < 0]].T
-        # Every row is measured (rows of other groups and the centroids too): cheaper than
-        # gathering the points of a and b into a new array. Label = group code + 1 (0: centroid).
-        labels = (own + 1).astype(np.intp)
-        total = (
-            centroid_kernel.nearest_centroid_sums(xt[:, rows] if by else xt, centres, labels, 4)
-            if centres.shape[0]
-            else None
-        )
-        counts = np.bincount(labels, minlength=4)
-        for code_value, sum_name, count_name in ((1, _SUM_A, _COUNT_A), (2, _SUM_B, _COUNT_B)):
-            sums[sum_name].append(None if total is None else float(total[code_value + 1]))
-            sums[count_name].append(int(counts[code_value + 1]))
-    dtypes = {_SUM_A: pl.Float64, _COUNT_A: pl.Int64, _SUM_B: pl.Float64, _COUNT_B: pl.Int64}
-    return _kernel_result(
-        keys[kept] if by else keys, {name: (dtypes[name], sums[name]) for name in sums}
-    )
-
-
 def _nearest_in_memory(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """The distance sums by the BLAS kernel, inside the plan (Polars)."""
-    points = prep.frame.select(*prep.by, _G, *prep.features)
-    centre_rows = centres.with_columns(nw.lit(-1).cast(nw.Int8).alias(_G)).select(
-        *prep.by, _G, *prep.features
-    )
-    return run_kernel(
-        nw.concat([points, centre_rows], how="vertical"),
+    """The distance sums by the BLAS kernel (in-memory engines)."""
+    return nearest_centroid_sums(
+        prep.frame,
+        centres,
         prep.source,
-        partial(_nearest_batch, by=prep.by, features=prep.features),
-        keys=prep.by,
-        outputs={
-            _SUM_A: pl.Float64(),
-            _COUNT_A: pl.Int64(),
-            _SUM_B: pl.Float64(),
-            _COUNT_B: pl.Int64(),
-        },
+        by=prep.by,
+        code=_G,
+        features=prep.features,
+        sums={1: (_SUM_A, _COUNT_A), 2: (_SUM_B, _COUNT_B)},
         metric="social_fairness_ratio",
         workaround=_KERNEL_WORKAROUND,
     )
@@ -854,14 +783,11 @@ def social_fairness_ratio(
         distances=True,
         read_labels=centroids is None,
     )
-    if prep.source.kind is Kind.DASK:
-        # Dask's optimizer fails (KeyError) on the join and per-point group-by, depending on
-        # the partitioning: an error beats a result that only sometimes comes.
-        msg = (
-            "social_fairness_ratio is not supported on Dask. Workaround: run it on Polars "
-            "(polars.from_pandas(ddf.compute())), DuckDB or PySpark."
-        )
-        raise UnsupportedBackendError(msg)
+    # (a KeyError, depending on the partitioning): an error beats a result that only sometimes
+    # comes
+    prep.source.refuse_dask(
+        metric, "Dask's optimizer fails on its join and per-point grouping, on some partitionings"
+    )
     _present(prep, prep.frame, metric, group=group, a=a, b=b)
     centres = _centroids(prep, centroids, cluster=cluster, features=features)
     nearest = _nearest_in_memory if prep.source.kind.on_polars else _nearest_by_join
@@ -907,68 +833,6 @@ def _at_least_two_clusters(prep: _Prepared, cluster: str) -> v.Check:
         return InvalidValueError(msg)
 
     return v.Check(summary, error)
-
-
-def _priority(df: pl.DataFrame, seed: int) -> npt.NDArray[np.uint64]:
-    """A random priority per row that depends on the rows' content and the seed, not their order.
-
-    A seeded hash of each row's content, identical rows numbered (after a sort by the hash,
-    far cheaper than a window over a million groups; which of two identical rows gets which
-    number changes nothing), hashed again with their number.
-    """
-    content = df.hash_rows(seed=seed).to_numpy()
-    order = np.argsort(content)
-    ordered = content[order]
-    first = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    copy = np.empty(content.size, dtype=np.int64)
-    copy[order] = np.arange(content.size) - np.repeat(first, np.diff(first, append=content.size))
-    return pl.DataFrame({"hash": content, "copy": copy}).hash_rows(seed=seed).to_numpy()
-
-
-def _silhouette_batch(
-    df: pl.DataFrame,
-    *,
-    by: list[str],
-    cluster: str,
-    features: list[str],
-    sample: int | None,
-    seed: int,
-    progress: bool | None,
-) -> pl.DataFrame:
-    """Per partition: the mean silhouette of groups a and b (and the sampling error)."""
-    keys, parts = _parts(df, by)
-    x = df.select(features).to_numpy()
-    code = df[_G].to_numpy()
-    # Cluster codes 0 .. k−1 per partition; a null label (reported by the checks) joins one.
-    labels = (
-        df.select(pl.col(cluster).rank("dense").over(by) if by else pl.col(cluster).rank("dense"))
-        .to_series()
-        .fill_null(1)
-        .to_numpy()
-        .astype(np.intp)
-        - 1
-    )
-    priority = None if sample is None else _priority(df, seed)
-    results = [
-        silhouette_kernel.group_silhouette(
-            x if len(parts) == 1 else x[rows],
-            labels[rows],
-            code[rows],
-            sample=sample,
-            priority=None if priority is None else priority[rows],
-            progress=progress,
-            label="silhouette_difference",
-        )
-        for rows in parts
-    ]
-    outputs: dict[str, tuple[Any, list[Any]]] = {
-        "silhouette_a": (pl.Float64, [r.mean_a for r in results]),
-        "silhouette_b": (pl.Float64, [r.mean_b for r in results]),
-    }
-    if sample is not None:
-        outputs["std_error"] = (pl.Float64, [r.std_error for r in results])
-        outputs["n_sampled"] = (pl.Int64, [r.n_sampled for r in results])
-    return _kernel_result(keys, outputs)
 
 
 @constraints(sample=Optional(Integer(2)), seed=Integer(0, 2**64 - 1), progress=Optional(Flag()))
@@ -1069,9 +933,11 @@ def silhouette_difference(
     └───────────────────────┴──────────────┴──────────────┘
     """
     metric = "silhouette_difference"
-    outputs: dict[str, pl.DataType] = {"silhouette_a": pl.Float64(), "silhouette_b": pl.Float64()}
+    # the kernel's results, named as in the result
+    columns = {"mean_a": "silhouette_a", "mean_b": "silhouette_b"}
     if sample is not None:
-        outputs.update(std_error=pl.Float64(), n_sampled=pl.Int64())
+        columns.update(std_error="std_error", n_sampled="n_sampled")
+    outputs = list(columns.values())
     prep = _prepare(
         frame,
         cluster=cluster,
@@ -1085,20 +951,17 @@ def silhouette_difference(
     )
     _present(prep, prep.frame, metric, group=group, a=a, b=b)
     prep.checks.append(_at_least_two_clusters(prep, cluster))
-    means = run_kernel(
-        prep.frame.select(*prep.by, cluster, _G, *prep.features),
+    means = group_silhouettes(
+        prep.frame,
         prep.source,
-        partial(
-            _silhouette_batch,
-            by=prep.by,
-            cluster=cluster,
-            features=prep.features,
-            sample=sample,
-            seed=seed,
-            progress=progress,
-        ),
-        keys=prep.by,
-        outputs=outputs,
+        by=prep.by,
+        cluster=cluster,
+        code=_G,
+        features=prep.features,
+        sample=sample,
+        seed=seed,
+        progress=progress,
+        columns=columns,
         metric=metric,
         workaround=_KERNEL_WORKAROUND,
     )
@@ -1109,6 +972,6 @@ def silhouette_difference(
         (mean_b - mean_a).alias(metric),
         mean_a.alias("silhouette_a"),
         mean_b.alias("silhouette_b"),
-        *list(outputs)[2:],
+        *outputs[2:],
     )
     return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
