@@ -4,15 +4,26 @@ The silhouette of a point (Rousseeuw 1987) needs its mean distance to every clus
 N² pairwise distances: the one clustering metric that cannot be a column expression. This
 kernel computes them exactly (float64) without ever holding more than one block of them:
 
-1. Points are sorted by cluster and centred (distances are translation invariant, and small
-   coordinates keep the expanded form below accurate), then augmented so that one BLAS product
-   gives a block of squared distances: ``[x, 1, ||x||²]·[−2y, ||y||², 1] = ||x − y||²``.
-2. The expanded form cancels catastrophically for near-coincident points (a duplicate would
-   sit √ε·||x|| away instead of at 0), so the few pairs of a block that are close relative to
-   their norms are recomputed from coordinate differences. The block is then square-rooted and
-   reduced to per-cluster sums by a second BLAS product with the one-hot cluster matrix of its
-   columns (points are sorted by cluster, so a block meets few clusters: O(B²) per block when
-   its points lie in a bounded number of clusters).
+1. Points are sorted by cluster and centred on a robust centre (a coordinate-wise median, see
+   ``_distance``: distances are translation invariant, and small coordinates keep the
+   expanded form below accurate), then augmented so that one BLAS product gives a block of
+   squared distances: ``[x, 1, ||x||²]·[−2y, ||y||², 1] = ||x − y||²``.
+2. The expanded form's rounding error for a pair is at most PAIR_ERROR·(||x||² + ||y||²) (the
+   pair's own centred norms), all the digits of a distance that is small next to them (a
+   duplicate would sit √ε·||x|| away instead of at 0). So the pairs whose computed square is
+   below ``κ·(||x||² + ||y||²)``, κ = 2(d + 3)·_CLOSE, are recomputed from coordinate
+   differences of the uncentred points (as exact as a direct computation), and every other
+   distance is within about ε/(2·_CLOSE) ≈ 1.1e-12 (relative) of the exact one, whatever the
+   other points are: one point at 1e15 makes only its own pairs large. A block is searched
+   for such pairs only when its smallest square is below κ times its largest row and column
+   norms (one cheap pass for most blocks). When more than 1/_CROWDED of a block's pairs are
+   close — its points lie far from the centre next to their spread, e.g. a cluster 1e8 away
+   from the others — the block is computed again centred on its rows' own median (one more
+   product instead of thousands of exact pairs), and only the pairs still close for their new
+   norms are recomputed. The block is then square-rooted and reduced to per-cluster sums by a
+   second BLAS product with the one-hot cluster matrix of its columns (points are sorted by
+   cluster, so a block meets few clusters: O(B²) per block when its points lie in a bounded
+   number of clusters).
 3. In exact mode only the blocks on and above the diagonal are computed; each one adds to the
    sums of its rows and, transposed, of its columns.
 
@@ -24,11 +35,12 @@ cluster has s_i = 0, and so does a point with a_i = b_i = 0 (scikit-learn's conv
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from frameaudit._kernels import _shared
+from frameaudit._kernels import _distance, _shared
 
 __all__ = ["GroupSilhouette", "group_silhouette", "silhouette_samples"]
 
@@ -36,7 +48,8 @@ Float = npt.NDArray[np.float64]
 Index = npt.NDArray[np.intp]
 
 _BLOCK = 256  # rows (and columns) of one block of distances: 512 KiB, it stays in the L2 cache
-_CLOSE = 1e-5  # pairs closer than this (relative, see _exact_close_pairs) are recomputed
+_CLOSE = 1e-4  # pairs closer than this (relative, see the module docstring) are recomputed
+_CROWDED = 16  # a block with more than 1/16 of its pairs close is centred on its own
 _SUMS_BUDGET = 256 * 2**20  # bytes of per-point cluster sums allowed for the symmetric pass
 _PROGRESS_PAIRS = 5e8  # distances above which a run takes seconds: show a progress line
 
@@ -52,41 +65,86 @@ def _indicator(labels: Index, start: int, stop: int) -> tuple[Float, Index]:
     return (block[:, None] == present).astype(np.float64), present
 
 
-def _exact_close_pairs(block: Float, points: Float, rows: Index, j0: int, limit: float) -> None:
-    """Recompute from coordinate differences the squared distances of the block below ``limit``.
+class _Side(NamedTuple):
+    """The rows or the columns of a block: points (rows of ``originals``) and centred norms."""
 
-    The expanded form ||x||² + ||y||² − 2x·y loses up to (d + 3)·ε·(||x||² + ||y||²) to
-    rounding, all of a small distance's digits (a duplicate point would sit √ε·||x|| away, not
-    at 0). Below ``limit`` = _CLOSE·(d + 3)·(largest norms) the pair is recomputed exactly;
-    above it the relative error of a distance is at most ε/(2·_CLOSE). Every square left is
-    then at least ``limit`` ≥ 0, so no clipping is needed before the square root.
+    points: Index
+    norms: Float
+    largest: float  # the largest of the norms
+
+
+def _side(points: Index, norms: Float) -> _Side:
+    return _Side(points, norms, float(norms.max()))
+
+
+def _exact_close_pairs(
+    block: Float, originals: Float, rows: _Side, columns: _Side, kappa: float
+) -> None:
+    """Recompute from coordinate differences the pairs of the block that are close for their norms.
+
+    ``block[r, c]`` is the computed ||x − y||² of ``rows.points[r]`` and ``columns.points[c]``;
+    it is recomputed from the uncentred ``originals`` when below ``kappa`` times the sum of the
+    two centred norms (see the module docstring). Every square left is then at least its limit
+    ≥ 0, so no clipping is needed before the square root. NaN squares stay NaN.
     """
-    if block.min() >= limit:  # most blocks: one cheap pass (a NaN min goes on to the search)
-        return
-    close = np.flatnonzero(block.ravel() < limit)
+    largest = kappa * (rows.largest + columns.largest)
+    if block.min() >= largest:
+        return  # most blocks: one cheap pass (a NaN min goes on to the search)
+    # The pairs below the block's largest limit, then below their own: usually a few (a
+    # point and itself); all of them next to a point far away.
+    close = np.flatnonzero(block < largest)
+    if close.size > block.size // _CROWDED:
+        limit = np.add.outer(rows.norms, columns.norms)
+        limit *= kappa
+        close = np.flatnonzero(block < limit)
+    else:
+        row, column = np.divmod(close, block.shape[1])
+        close = close[block.ravel()[close] < kappa * (rows.norms[row] + columns.norms[column])]
+    if close.size > block.size // _CROWDED:
+        # Many pairs close for their norms: the block's points lie far from the centre next to
+        # their spread (a cluster far from the others). Centred on their own median, most
+        # pairs are far apart for their new norms: one more product instead of many exact
+        # pairs. (Same error bound, with the new norms.)
+        left = originals[rows.points]
+        centre = _distance.centre(left)
+        left -= centre
+        right = originals[columns.points] - centre
+        left_norms = np.einsum("ij,ij->i", left, left)
+        right_norms = np.einsum("ij,ij->i", right, right)
+        np.matmul(left, right.T, out=block)
+        block *= -2.0
+        block += left_norms[:, None]
+        block += right_norms
+        limit = np.add.outer(left_norms, right_norms)
+        limit *= kappa
+        close = np.flatnonzero(block < limit)
     if close.size:
         row, column = np.divmod(close, block.shape[1])
-        diff = points[rows[row]] - points[j0 + column]
+        diff = originals[rows.points[row]] - originals[columns.points[column]]
         block.ravel()[close] = np.einsum("ij,ij->i", diff, diff)
 
 
 def _cluster_sums(
     points: Float,
+    originals: Float,
+    order: Index,
     labels: Index,
+    *,
     targets: Index | None,
     k: int,
-    *,
     progress: bool | None,
     label: str,
 ) -> Float:
     """Σ_{j ∈ c} ||x_i − x_j|| for every target row i and cluster c, as an (m, k) array.
 
-    ``points`` are centred and sorted by ``labels``; ``targets`` are row numbers into them, or
+    ``points`` are centred and sorted by ``labels``; ``originals[order]`` are the same rows
+    uncentred (for the exact recomputations); ``targets`` are row numbers into ``points``, or
     None for every row (in that sorted order). Row blocks are shared out among threads (numpy
     releases the GIL in every step); in the symmetric pass each thread adds into its own array.
     """
     n, d = points.shape
     norms = np.einsum("ij,ij->i", points, points)
+    kappa = 2 * (d + 3) * _CLOSE
     # Stored as (d + 2) rows: a block's columns are then a strided slice, which BLAS multiplies
     # faster (measured 1.6×) than the transpose of a slice of rows.
     right = np.empty((d + 2, n))
@@ -100,7 +158,7 @@ def _cluster_sums(
     m = rows_of.size
     columns = [(j0, min(n, j0 + _BLOCK)) for j0 in range(0, n, _BLOCK)]
     indicators = [_indicator(labels, j0, j1) for j0, j1 in columns]
-    column_norm = [norms[j0:j1].max() for j0, j1 in columns]
+    column_sides = [_side(order[j0:j1], norms[j0:j1]) for j0, j1 in columns]
     row_blocks = len(range(0, m, _BLOCK))
     steps = len(columns) * (len(columns) + 1) // 2 if symmetric else row_blocks * len(columns)
     pairs = m * n / (2 if symmetric else 1)
@@ -124,14 +182,12 @@ def _cluster_sums(
             lhs[:, :d] = points[rows]
             lhs[:, d] = 1.0
             lhs[:, d + 1] = norms[rows]
-            row_norm = norms[rows].max()
+            row_side = _side(order[rows], norms[rows])
             for bj in range(bi if symmetric else 0, len(columns)):
                 j0, j1 = columns[bj]
                 block = buffer[: (i1 - i0) * (j1 - j0)].reshape(i1 - i0, j1 - j0)
                 np.matmul(lhs, right[:, j0:j1], out=block)
-                _exact_close_pairs(
-                    block, points, rows, j0, _CLOSE * (d + 3) * (row_norm + column_norm[bj])
-                )
+                _exact_close_pairs(block, originals, row_side, column_sides[bj], kappa)
                 np.sqrt(block, out=block)
                 one_hot, present = indicators[bj]
                 sums[i0:i1, present] += block @ one_hot
@@ -207,8 +263,10 @@ def silhouette_samples(
     # only has to flow through as NaN without warnings.
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         points = x[order]
-        points -= x.mean(axis=0)
-        sums = _cluster_sums(points, sorted_labels, targets, k, progress=progress, label=label)
+        points -= _distance.centre(x)
+        sums = _cluster_sums(
+            points, x, order, sorted_labels, targets=targets, k=k, progress=progress, label=label
+        )
         sizes = np.bincount(sorted_labels, minlength=k)
         if targets is None:
             return _coefficients(sums, sorted_labels, sizes)[position]
