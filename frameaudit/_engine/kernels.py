@@ -14,6 +14,7 @@ this process, which frameaudit never does silently (:func:`require_kernel_engine
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -322,6 +323,13 @@ def _as_array(frame: pl.DataFrame, features: list[str], name: str) -> Float:
     raise InvalidValueError(msg)
 
 
+def _power_of_two(*arrays: Float) -> float:
+    """The power of two nearest above the largest magnitude in ``arrays`` (1.0 for all zeros)."""
+    largest = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
+    # 2**1023 is the largest power of two a float holds
+    return math.ldexp(1.0, min(math.frexp(largest)[1], 1023)) if largest > 0 else 1.0
+
+
 def nearest_rows(
     train: nw.LazyFrame[Any],
     queries: nw.LazyFrame[Any],
@@ -357,8 +365,14 @@ def nearest_rows(
         query_rows = frame.filter(pl.col(_SIDE) == 1)
         train_x = _as_array(train_rows, features, "train")
         query_x = _as_array(query_rows, features, "queries")
+        # Scaled by a power of two to magnitudes near 1 (exact): squares of coordinates near
+        # 1e200 would overflow and those near 1e-300 underflow. Distances scale back exactly;
+        # standardised coordinates do not change.
+        unit = _power_of_two(train_x, query_x)
+        train_x, query_x = train_x / unit, query_x / unit
         if standardize:
             train_x, query_x = knn.standardize(train_x, query_x)
+            unit = 1.0
         exclude = None
         if exclude_self:
             # The position of the training row whose id is the query's, or -1.
@@ -372,6 +386,8 @@ def nearest_rows(
         indices, distances = knn.nearest(
             train_x, query_x, k, exclude=exclude, progress=progress, label=metric
         )
+        with np.errstate(over="ignore"):  # a distance beyond the float range is +inf
+            distances = distances * unit
         of_query = np.repeat(np.arange(query_rows.height), k)
         found = indices.ravel()
         return pl.DataFrame(
