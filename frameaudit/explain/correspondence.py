@@ -47,6 +47,12 @@ def _kind(dtype: Any) -> str:
 
 def _class_weight(label: str, dtype: Any, class_weights: Mapping[Any, float] | None) -> nw.Expr:
     """Build the class weight of each row's label (1.0 for classes not in the mapping)."""
+    if class_weights is not None and not isinstance(class_weights, Mapping):
+        msg = (
+            f"class_weights={class_weights!r}: expected a mapping {{class: weight}} or None, "
+            f"got {type(class_weights).__name__}"
+        )
+        raise InvalidParameterError(msg)
     if not class_weights:
         return nw.lit(1.0)
     kind = _kind(dtype)
@@ -256,12 +262,6 @@ def correspondence(
     if medium > high:
         msg = f"medium={medium!r}, high={high!r}: expected medium <= high"
         raise InvalidParameterError(msg)
-    if class_weights is not None and not isinstance(class_weights, Mapping):
-        msg = (
-            f"class_weights={class_weights!r}: expected a mapping {{class: weight}} or None, "
-            f"got {type(class_weights).__name__}"
-        )
-        raise InvalidParameterError(msg)
     bound = bind(
         frame,
         [
@@ -287,29 +287,19 @@ def correspondence(
             "numeric or both boolean)"
         )
         raise InvalidDtypeError(msg)
-    weight = _class_weight(label, schema[label], class_weights)
-    # Row checks are one global aggregation (cheap); the one-prediction check reads the row
-    # order of in-memory data, else the per-query aggregation computes it with the weights.
     checks = [
         v.non_empty(lf, "correspondence"),
         v.no_nulls(lf, {**dict.fromkeys(keys, "query"), predicted: "predicted"}),
     ]
-    # A row without neighbours (null label) gets a null weight, which the sums skip; weighted,
-    # through its null distance (a null in only one of the two is an error).
-    if weighted:
-        checks += [
-            v.in_range(lf, distance, "distance", 0, None),
-            _null_pairs(lf, query_names[0], distance, label),
-        ]
-        weight = weight / (nw.col(distance).cast(nw.Float64) + 1.0) ** 3
-    else:
-        weight = nw.when(~nw.col(label).is_null()).then(weight)
-    rows = lf.with_columns(weight.alias(_W)).with_columns(
-        nw.when(nw.col(label) == nw.col(predicted))
-        .then(nw.col(_W))
-        .otherwise(nw.lit(0.0))
-        .alias(_MATCH)
+    rows, weight_checks = _weighted_rows(
+        lf,
+        query=query_names[0],
+        distance=distance if weighted else None,
+        label=label,
+        predicted=predicted,
+        class_weights=class_weights,
     )
+    checks += weight_checks
     total = nw.col(_W)
     per_query = (
         rows.group_by(keys)
@@ -325,14 +315,59 @@ def correspondence(
             .alias("correspondence")
         )
     )
+    # the one-prediction check reads the row order of in-memory data; elsewhere the per-query
+    # aggregation computes it with the weights
     if source.in_memory:
         order = list(dict.fromkeys([*query_names, *by_names]))
         checks.append(_one_prediction_in_order(lf, order, query_names[0], predicted))
     else:
         per_query = shared(per_query)
         checks.append(_one_prediction(per_query, query_names[0], predicted))
+    per_query = _with_bands(per_query, high=high, medium=medium)
+    if not by_names:
+        result = per_query.select(*keys, "correspondence", "band")
+        return from_engine(result, source, sort_by=keys, checks=checks)
+    return from_engine(_summary(per_query, by_names), source, sort_by=by_names, checks=checks)
+
+
+def _weighted_rows(
+    lf: nw.LazyFrame[Any],
+    *,
+    query: str,
+    distance: str | None,
+    label: str,
+    predicted: str,
+    class_weights: Mapping[Any, float] | None,
+) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+    """Each neighbour row's weight w_i (``_W``) and its weight if its label matches (``_MATCH``).
+
+    w_i = cw(label) / (d_i + 1)^3, or cw(label) without ``distance``. A row without neighbours
+    (null label) gets a null weight, which the sums skip; weighted, through its null distance
+    (a null in only one of the two is an error, among the returned checks).
+    """
+    weight = _class_weight(label, lf.collect_schema()[label], class_weights)
+    checks: list[v.Check] = []
+    if distance is not None:
+        checks += [
+            v.in_range(lf, distance, "distance", 0, None),
+            _null_pairs(lf, query, distance, label),
+        ]
+        weight = weight / (nw.col(distance).cast(nw.Float64) + 1.0) ** 3
+    else:
+        weight = nw.when(~nw.col(label).is_null()).then(weight)
+    rows = lf.with_columns(weight.alias(_W)).with_columns(
+        nw.when(nw.col(label) == nw.col(predicted))
+        .then(nw.col(_W))
+        .otherwise(nw.lit(0.0))
+        .alias(_MATCH)
+    )
+    return rows, checks
+
+
+def _with_bands(per_query: nw.LazyFrame[Any], *, high: float, medium: float) -> nw.LazyFrame[Any]:
+    """Add each query's ``band``: "high" (>= high), "medium" (>= medium), "low", or null."""
     value = nw.col("correspondence")
-    per_query = per_query.with_columns(
+    return per_query.with_columns(
         nw.when(value >= high)
         .then(nw.lit("high"))
         .when(value >= medium)
@@ -342,9 +377,11 @@ def correspondence(
         .otherwise(nw.lit(None, dtype=nw.String))
         .alias("band")
     )
-    if not by_names:
-        result = per_query.select(*keys, "correspondence", "band")
-        return from_engine(result, source, sort_by=keys, checks=checks)
+
+
+def _summary(per_query: nw.LazyFrame[Any], by: list[str]) -> nw.LazyFrame[Any]:
+    """Per ``by`` partition: the mean correspondence and the counts of queries per band."""
+    value = nw.col("correspondence")
     counted = per_query.with_columns(
         *(
             (nw.col("band") == name).fill_null(value=False).cast(nw.Int64).alias(f"n_{name}")
@@ -352,7 +389,7 @@ def correspondence(
         ),
         value.is_null().cast(nw.Int64).alias("n_undefined"),
     )
-    summary = counted.group_by(by_names).agg(
+    summary = counted.group_by(by).agg(
         value.mean(),
         nw.len().cast(nw.Int64).alias("n_queries"),
         nw.col("n_undefined").sum(),
@@ -360,7 +397,6 @@ def correspondence(
         nw.col("n_medium").sum(),
         nw.col("n_low").sum(),
     )
-    result = summary.select(
-        *by_names, "correspondence", "n_queries", "n_undefined", "n_high", "n_medium", "n_low"
+    return summary.select(
+        *by, "correspondence", "n_queries", "n_undefined", "n_high", "n_medium", "n_low"
     )
-    return from_engine(result, source, sort_by=by_names, checks=checks)
