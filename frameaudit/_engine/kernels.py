@@ -330,6 +330,57 @@ def _power_of_two(*arrays: Float) -> float:
     return math.ldexp(1.0, min(math.frexp(largest)[1], 1023)) if largest > 0 else 1.0
 
 
+def _own_positions(train_rows: pl.DataFrame, query_rows: pl.DataFrame) -> Index:
+    """For each query, the position of the training row whose id is the query's, or -1."""
+    position = pl.DataFrame(
+        {_CASE: train_rows[_CASE], "__fa_at": np.arange(train_rows.height, dtype=np.int64)}
+    )
+    own = query_rows.select(pl.col(_QUERY).alias(_CASE)).join(
+        position, on=_CASE, how="left", maintain_order="left"
+    )
+    positions: Index = own["__fa_at"].fill_null(-1).to_numpy().astype(np.int64, copy=False)
+    return positions
+
+
+def _stacked(
+    train: nw.LazyFrame[Any],
+    queries: nw.LazyFrame[Any],
+    *,
+    features: list[str],
+    id: str | None,
+    label: str,
+    carry: list[str],
+) -> pl.LazyFrame:
+    """Training rows (side 0) above query rows (side 1): one frame for the kernel's one batch.
+
+    Each row keeps its position, its features as Float64 and its id (or position) as the case
+    or the query; training rows carry the label, query rows the ``carry`` columns.
+    """
+    train_lf: pl.LazyFrame = train.to_native().with_row_index(_ROW)
+    query_lf: pl.LazyFrame = queries.to_native().with_row_index(_ROW)
+    row = pl.col(_ROW).cast(pl.Int64)
+    as_float = [pl.col(c).cast(pl.Float64) for c in features]
+    return pl.concat(
+        [
+            train_lf.select(
+                row,
+                *as_float,
+                pl.lit(0, dtype=pl.Int8).alias(_SIDE),
+                (pl.col(id) if id is not None else row).alias(_CASE),
+                pl.col(label).alias(_LABEL),
+            ),
+            query_lf.select(
+                row,
+                *as_float,
+                pl.lit(1, dtype=pl.Int8).alias(_SIDE),
+                (pl.col(id) if id is not None else row).alias(_QUERY),
+                *(pl.col(c).alias(_carried(i)) for i, c in enumerate(carry)),
+            ),
+        ],
+        how="diagonal",
+    )
+
+
 def nearest_rows(
     train: nw.LazyFrame[Any],
     queries: nw.LazyFrame[Any],
@@ -373,16 +424,7 @@ def nearest_rows(
         if standardize:
             train_x, query_x = knn.standardize(train_x, query_x)
             unit = 1.0
-        exclude = None
-        if exclude_self:
-            # The position of the training row whose id is the query's, or -1.
-            position = pl.DataFrame(
-                {_CASE: train_rows[_CASE], "__fa_at": np.arange(train_rows.height, dtype=np.int64)}
-            )
-            own = query_rows.select(pl.col(_QUERY).alias(_CASE)).join(
-                position, on=_CASE, how="left", maintain_order="left"
-            )
-            exclude = own["__fa_at"].fill_null(-1).to_numpy().astype(np.int64, copy=False)
+        exclude = _own_positions(train_rows, query_rows) if exclude_self else None
         indices, distances = knn.nearest(
             train_x, query_x, k, exclude=exclude, progress=progress, label=metric
         )
@@ -402,29 +444,7 @@ def nearest_rows(
         )
 
     require_kernel_engine(source, metric, workaround)
-    train_lf: pl.LazyFrame = train.to_native().with_row_index(_ROW)
-    query_lf: pl.LazyFrame = queries.to_native().with_row_index(_ROW)
-    row = pl.col(_ROW).cast(pl.Int64)
-    as_float = [pl.col(c).cast(pl.Float64) for c in features]
-    both = pl.concat(
-        [
-            train_lf.select(
-                row,
-                *as_float,
-                pl.lit(0, dtype=pl.Int8).alias(_SIDE),
-                (pl.col(id) if id is not None else row).alias(_CASE),
-                pl.col(label).alias(_LABEL),
-            ),
-            query_lf.select(
-                row,
-                *as_float,
-                pl.lit(1, dtype=pl.Int8).alias(_SIDE),
-                (pl.col(id) if id is not None else row).alias(_QUERY),
-                *(pl.col(c).alias(_carried(i)) for i, c in enumerate(carry)),
-            ),
-        ],
-        how="diagonal",
-    )
+    both = _stacked(train, queries, features=features, id=id, label=label, carry=carry)
     schema = both.collect_schema()
     return run_kernel(
         nw.from_native(both),
