@@ -8,7 +8,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 __all__ = [
-    "ALL",
+    "WHOLE",
     "aggregate",
     "discount",
     "hashed_keys",
@@ -19,8 +19,8 @@ __all__ = [
     "safe_div",
 ]
 
-ALL = "__fa_all"
-"""The key column of the one partition of a call without ``by=`` (the constant 0).
+WHOLE = "__fa_all"
+"""The key column of the one partition of a call without ``by=``: the whole frame (constant 0).
 
 The families add it so that every step can group and join by "the partition"; the helpers
 below never hash it: grouping by a constant costs a third of a grouped pass on 100k rows.
@@ -28,8 +28,8 @@ below never hash it: grouping by a constant costs a third of a grouped pass on 1
 
 
 def hashed_keys(keys: Sequence[str]) -> list[str]:
-    """The keys that need grouping: all but the constant :data:`ALL`."""
-    return [k for k in keys if k != ALL]
+    """The keys that need grouping: all but the constant :data:`WHOLE`."""
+    return [k for k in keys if k != WHOLE]
 
 
 def aggregate(
@@ -37,23 +37,23 @@ def aggregate(
 ) -> nw.LazyFrame[Any]:
     """``frame.group_by(keys).agg(*aggregations)`` on a frame with at least one row.
 
-    The constant :data:`ALL` key is put back after the aggregation instead of being grouped
+    The constant :data:`WHOLE` key is put back after the aggregation instead of being grouped
     by; with no other key (or no key at all) the aggregation is a plain ``select``. (A
     ``select`` gives one row on empty input where ``group_by`` gives none; the metrics reject
     empty input first.)
     """
     hashed = hashed_keys(keys)
     grouped = frame.group_by(hashed).agg(*aggregations) if hashed else frame.select(*aggregations)
-    return partitioned(grouped, []) if ALL in keys else grouped
+    return partitioned(grouped, []) if WHOLE in keys else grouped
 
 
 def partitioned(frame: nw.LazyFrame[Any], by: Sequence[str]) -> nw.LazyFrame[Any]:
-    """``frame`` with the partition columns: ``by``, or the constant :data:`ALL` without it."""
-    return frame if by else frame.with_columns(nw.lit(0).alias(ALL))
+    """``frame`` with the partition columns: ``by``, or the constant :data:`WHOLE` without it."""
+    return frame if by else frame.with_columns(nw.lit(0).alias(WHOLE))
 
 
 def over(expr: nw.Expr, keys: Sequence[str]) -> nw.Expr:
-    """``expr.over(*keys)``, without partitioning by the constant :data:`ALL` key."""
+    """``expr.over(*keys)``, without partitioning by the constant :data:`WHOLE` key."""
     hashed = hashed_keys(keys)
     return expr.over(*hashed) if hashed else expr
 

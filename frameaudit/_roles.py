@@ -21,7 +21,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from frameaudit import _validate as v
+from frameaudit import _validate as validate
 from frameaudit._engine import Source, to_engine
 from frameaudit.exceptions import InvalidParameterError
 
@@ -81,7 +81,7 @@ def column_names(role: Role) -> list[str]:
     if not role.many:
         msg = f"{parameter}={value!r}: expected one column name (str), got {type(value).__name__}"
         raise InvalidParameterError(msg)
-    names = v.as_names(value, parameter)
+    names = validate.as_names(value, parameter)
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         msg = f"{parameter}={value!r}: column {repeated[0]!r} is listed more than once"
@@ -132,5 +132,5 @@ def bind(
     for role in roles:
         if role.dtype is not None:
             for name in columns[role.parameter]:
-                v.require_dtype(source.frame, name, role.parameter, role.dtype)
+                validate.require_dtype(source.frame, name, role.parameter, role.dtype)
     return Bound(source, columns)

@@ -43,7 +43,7 @@ from frameaudit._engine.kernels import (
     require_kernel_engine,
     run_kernel,
 )
-from frameaudit._engine.plans import count_distinct, shared
+from frameaudit._engine.plans import cached, count_distinct
 from frameaudit._engine.screens import agreement_screen, sorted_screen
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "Source",
     "agreement_screen",
     "align",
+    "cached",
     "count_distinct",
     "expressions",
     "frame_from_columns",
@@ -68,7 +69,6 @@ __all__ = [
     "require_kernel_engine",
     "run_kernel",
     "schema_names",
-    "shared",
     "sorted_screen",
     "to_engine",
 ]

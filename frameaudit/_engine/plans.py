@@ -15,10 +15,10 @@ import polars as pl
 
 from frameaudit._expr import aggregate
 
-__all__ = ["count_distinct", "shared"]
+__all__ = ["cached", "count_distinct"]
 
 
-def shared(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+def cached(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     """Mark a subplan that several branches of a plan read, so that Polars computes it once.
 
     Polars' common-subplan elimination misses branches that read different columns of the same

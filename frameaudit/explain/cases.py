@@ -16,7 +16,7 @@ from typing import Any, Literal, overload
 
 import narwhals.stable.v2 as nw
 
-from frameaudit import _validate as v
+from frameaudit import _validate as validate
 from frameaudit._engine import (
     NEIGHBOURS,
     PolarsExpr,
@@ -175,9 +175,9 @@ def nearest_cases(
         frame_name="queries",
     )
     for column in names:
-        v.require_dtype(query_frame, column, "features", "numeric")
+        validate.require_dtype(query_frame, column, "features", "numeric")
     for column in carried:
-        v.require_dtype(query_frame, column, "carry", "key")
+        validate.require_dtype(query_frame, column, "carry", "key")
     if id is not None:
         train_id, query_id = source.frame.collect_schema()[id], query_frame.collect_schema()[id]
         if train_id != query_id:
@@ -186,12 +186,12 @@ def nearest_cases(
                 "have the same dtype; cast one of them"
             )
             raise InvalidDtypeError(msg)
-    checks = [v.no_nulls(source.frame, {label: "label", **ids})]
+    checks = [validate.no_nulls(source.frame, {label: "label", **ids})]
     if id is not None:
         checks += [
-            v.no_nulls(query_frame, {id: "id"}),
-            v.unique_within(source.frame, [id], f"id={id!r} (train)", "ids identify rows"),
-            v.unique_within(query_frame, [id], f"id={id!r} (queries)", "ids identify rows"),
+            validate.no_nulls(query_frame, {id: "id"}),
+            validate.unique_within(source.frame, [id], f"id={id!r} (train)", "ids identify rows"),
+            validate.unique_within(query_frame, [id], f"id={id!r} (queries)", "ids identify rows"),
         ]
     found = nearest_rows(
         source.frame,
@@ -261,9 +261,9 @@ def euclidean_distance(
     0.866
 
     """
-    v.choice("backend", backend, ("narwhals", "polars"))
-    left = v.as_names(x, "x")
-    right = v.as_names(y, "y")
+    validate.choice("backend", backend, ("narwhals", "polars"))
+    left = validate.as_names(x, "x")
+    right = validate.as_names(y, "y")
     if not left or len(left) != len(right):
         msg = f"x={x!r}, y={y!r}: expected two equally long, non-empty lists of column names"
         raise InvalidParameterError(msg)

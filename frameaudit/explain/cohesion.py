@@ -24,15 +24,15 @@ from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
-from frameaudit import _validate as v
+from frameaudit import _validate as validate
 from frameaudit._engine import (
     Source,
     align,
+    cached,
     frame_from_columns,
     from_engine,
     is_frame,
     schema_names,
-    shared,
 )
 from frameaudit._expr import aggregate, null_float, over
 from frameaudit._params import Choice, Flag, Integer, Optional, Real, constraints
@@ -61,8 +61,8 @@ _ROWS, _UNKNOWN, _DISTINCT = "__fa_rows", "__fa_unknown", "__fa_distinct"
 # of the overall top set and each feature's membership; whether a ranking has no top set (all
 # importances 0); the first feature after the group's prefix, encoded with its membership of B
 _RUN, _TOTAL, _BELOW = "__fa_run", "__fa_total", "__fa_below"
-_B, _BSIZE, _BOTH, _NEXT = "__fa_b", "__fa_bsize", "__fa_both", "__fa_next"
-_ZA, _ZB = "__fa_za", "__fa_zb"
+_IN_TOP, _BSIZE, _BOTH, _NEXT = "__fa_b", "__fa_bsize", "__fa_both", "__fa_next"
+_NO_IMPORTANCE_GROUP, _NO_IMPORTANCE_OVERALL = "__fa_za", "__fa_zb"
 
 
 @dataclass
@@ -85,7 +85,7 @@ class _Pairs:
     group: str
     feature: str
     k: int | None
-    checks: list[v.Check]
+    checks: list[validate.Check]
     # the query naming the partitions without overall rows (None: the overall ranking is a
     # separate frame)
     missing_overall: Callable[[], str | None] | None
@@ -126,7 +126,7 @@ def _ranked(
         .with_columns(over(running.max(), window).alias(_TOTAL))
         .with_columns(
             (running < alpha * total).cast(nw.Int64).alias(_BELOW),
-            (total == 0).cast(nw.Int64).alias(_ZA),
+            (total == 0).cast(nw.Int64).alias(_NO_IMPORTANCE_GROUP),
         )
     )
 
@@ -150,7 +150,7 @@ def _reference(
             position.alias(_RPOS),
             size,
             (over(nw.col(_BELOW).sum(), by) + 1).alias(_BSIZE),
-            (nw.col(_TOTAL) == 0).cast(nw.Int64).alias(_ZB),
+            (nw.col(_TOTAL) == 0).cast(nw.Int64).alias(_NO_IMPORTANCE_OVERALL),
         )
     share = 1.0 / position.cast(nw.Float64)
     weight = share if k is None else nw.when(position <= k).then(share).otherwise(nw.lit(0.0))
@@ -200,13 +200,13 @@ def _rankings(
     lf = source.frame
     window = [*by_names, group]
     checks = [
-        v.non_empty(lf, metric),
-        v.no_nulls(lf, columns),
-        v.finite(lf, {importance: f"importance={importance!r}"}),
+        validate.non_empty(lf, metric),
+        validate.no_nulls(lf, columns),
+        validate.finite(lf, {importance: f"importance={importance!r}"}),
     ]
     missing_overall = None
     if not isinstance(overall, Mapping) and not is_frame(overall):
-        v.group_value("overall", overall, "group", group, lf.collect_schema()[group])
+        validate.group_value("overall", overall, "group", group, lf.collect_schema()[group])
         # The same window ranks the groups and the overall ranking (each is its own partition,
         # so Polars runs it below the two filters).
         ranked = _ranked(lf, window, feature, importance, alpha)
@@ -227,8 +227,8 @@ def _rankings(
         groups = _ranked(lf, window, feature, importance, alpha)
         ranked_overall = _ranked(overall_frame, by_names, feature, importance, alpha)
         reference = _reference(ranked_overall, by_names, feature, k, alpha)
-    reference = shared(reference)
-    flags = [_BELOW, _ZA] if alpha is not None else []
+    reference = cached(reference)
+    flags = [_BELOW, _NO_IMPORTANCE_GROUP] if alpha is not None else []
     groups = groups.select(*window, feature, _POS, *flags)
     pairs = groups.join(reference, on=[*by_names, feature], how="left")
     return _Pairs(
@@ -247,7 +247,7 @@ def _overall_missing(
             empty = not reference.select(nw.len()).collect().item()
             return msg + "; the overall ranking is missing" if empty else None
         without = lf.select(by).unique().join(reference.select(by).unique(), on=by, how="anti")
-        count, example = without.select(nw.len(), v.row_text(by).min()).collect().row(0)
+        count, example = without.select(nw.len(), validate.row_text(by).min()).collect().row(0)
         if not count:
             return None
         return msg + f" in {count} partition(s) (e.g. {example}); the overall ranking is missing"
@@ -263,7 +263,7 @@ def _overall_frame(
     feature: str,
     importance: str,
     by: list[str],
-) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """Bring the overall ranking given as a dict or a frame into the data's engine."""
     feature_dtype = lf.collect_schema()[feature]
     if isinstance(overall, Mapping):
@@ -279,14 +279,14 @@ def _overall_frame(
         shared = [c for c in by if c in schema_names(overall)]
         columns = {feature: "feature", importance: "importance", **dict.fromkeys(shared, "by")}
         ranked = align(overall, source, columns, frame_name="overall")
-        v.require_dtype(ranked, importance, "importance", "numeric")
+        validate.require_dtype(ranked, importance, "importance", "numeric")
     ranked = ranked.with_columns(nw.col(feature).cast(feature_dtype))
     keys = [*shared, feature]
     checks = [
-        v.non_empty(ranked, "overall"),
-        v.no_nulls(ranked, {feature: "overall feature", importance: "overall importance"}),
-        v.finite(ranked, {importance: f"importance={importance!r} (overall)"}),
-        v.unique_within(
+        validate.non_empty(ranked, "overall"),
+        validate.no_nulls(ranked, {feature: "overall feature", importance: "overall importance"}),
+        validate.finite(ranked, {importance: f"importance={importance!r} (overall)"}),
+        validate.unique_within(
             ranked, keys, "overall=", "a feature may appear once in the overall ranking"
         ),
     ]
@@ -302,7 +302,7 @@ def _overall_frame(
     return ranked, checks
 
 
-def _same_features(r: _Pairs, per_group: nw.LazyFrame[Any]) -> list[v.Check]:
+def _same_features(pairs: _Pairs, per_group: nw.LazyFrame[Any]) -> list[validate.Check]:
     """Check that each group ranks each overall feature exactly once, and that k fits.
 
     Counted on the per-group aggregation the metric needs: a group ranks the overall features
@@ -313,9 +313,15 @@ def _same_features(r: _Pairs, per_group: nw.LazyFrame[Any]) -> list[v.Check]:
     reported: a feature twice in one ranking, a feature not in the overall ranking, an overall
     feature missing from a group.
     """
-    by, group, feature, groups, reference = r.by, r.group, r.feature, r.groups, r.reference
-    window = r.window
-    shown = v.row_text([*window, feature]).alias(_VAL)
+    by, group, feature, groups, reference = (
+        pairs.by,
+        pairs.group,
+        pairs.feature,
+        pairs.groups,
+        pairs.reference,
+    )
+    window = pairs.window
+    shown = validate.row_text([*window, feature]).alias(_VAL)
 
     def text(count: int, problem: str, example: Any) -> str:
         return (
@@ -326,17 +332,19 @@ def _same_features(r: _Pairs, per_group: nw.LazyFrame[Any]) -> list[v.Check]:
     def message(count: int, _: Any, __: int) -> str | None:
         if not count:
             return None
-        repeats = v.distinct_within(r.source.frame, window, {feature: "feature"}, "group")
+        repeats = validate.distinct_within(
+            pairs.source.frame, window, {feature: "feature"}, "group"
+        )
         assert repeats.frame is not None
         assert repeats.error is not None
         error = repeats.error(repeats.frame.collect().rows(named=True)[0])
         if error is not None:
             return str(error)
-        unmatched = r.pairs.filter(nw.col(_RPOS).is_null())
+        unmatched = pairs.pairs.filter(nw.col(_RPOS).is_null())
         unknown = unmatched.select(nw.len()).collect().item()
         if unknown:
             # A partition without the overall rows leaves all its features unmatched.
-            if r.missing_overall is not None and (msg := r.missing_overall()) is not None:
+            if pairs.missing_overall is not None and (msg := pairs.missing_overall()) is not None:
                 return msg
             example = unmatched.select(shown.min()).collect().item()
             return text(unknown, "are not in the overall ranking", example)
@@ -349,9 +357,9 @@ def _same_features(r: _Pairs, per_group: nw.LazyFrame[Any]) -> list[v.Check]:
 
     rows, rsize = nw.col(_ROWS), nw.col(_RSIZE)
     wrong = (nw.col(_UNKNOWN) > 0) | (nw.col(_DISTINCT) != rows) | (rows != rsize)
-    rule = v.Rule(wrong.fill_null(value=True), None, message)
-    checks = [v.Check(None, None, base=per_group, rules=(rule,))]
-    if r.missing_overall is not None:
+    rule = validate.Rule(wrong.fill_null(value=True), None, message)
+    checks = [validate.Check(None, None, base=per_group, rules=(rule,))]
+    if pairs.missing_overall is not None:
         # The overall rows are a ranking of the frame too: no feature twice in a partition.
         counts = aggregate(
             reference,
@@ -359,14 +367,14 @@ def _same_features(r: _Pairs, per_group: nw.LazyFrame[Any]) -> list[v.Check]:
             nw.len().cast(nw.Int64).alias(_ROWS),
             nw.col(feature).n_unique().cast(nw.Int64).alias(_DISTINCT),
         )
-        repeated = v.Rule(nw.col(_DISTINCT) != nw.col(_ROWS), None, message)
-        checks.append(v.Check(None, None, base=counts, rules=(repeated,)))
-    if r.k is not None:
-        checks.append(_k_within(reference, r.k))
+        repeated = validate.Rule(nw.col(_DISTINCT) != nw.col(_ROWS), None, message)
+        checks.append(validate.Check(None, None, base=counts, rules=(repeated,)))
+    if pairs.k is not None:
+        checks.append(_k_within(reference, pairs.k))
     return checks
 
 
-def _k_within(reference: nw.LazyFrame[Any], k: int) -> v.Check:
+def _k_within(reference: nw.LazyFrame[Any], k: int) -> validate.Check:
     """Check that k is at most the number of features (one row per partition is tested)."""
 
     def message(count: int, example: Any, _: int) -> str | None:
@@ -378,29 +386,31 @@ def _k_within(reference: nw.LazyFrame[Any], k: int) -> v.Check:
         )
 
     short = (nw.col(_RPOS) == 1) & (nw.col(_RSIZE) < k)
-    return v.Check(None, None, base=reference, rules=(v.Rule(short, nw.col(_RSIZE), message),))
+    return validate.Check(
+        None, None, base=reference, rules=(validate.Rule(short, nw.col(_RSIZE), message),)
+    )
 
 
 def _per_group(
-    r: _Pairs, values: nw.LazyFrame[Any], *sums: nw.Expr
-) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+    pairs: _Pairs, values: nw.LazyFrame[Any], *sums: nw.Expr
+) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """Aggregate the pairs per group: ``sums`` plus the counts that check the feature sets."""
     rpos = nw.col(_RPOS)
-    per_group = values.group_by(r.window).agg(
+    per_group = values.group_by(pairs.window).agg(
         *sums,
         nw.len().cast(nw.Int64).alias(_ROWS),
         rpos.null_count().cast(nw.Int64).alias(_UNKNOWN),
         rpos.n_unique().cast(nw.Int64).alias(_DISTINCT),
         nw.col(_RSIZE).max(),
     )
-    per_group = shared(per_group)
-    return per_group, [*r.checks, *_same_features(r, per_group)]
+    per_group = cached(per_group)
+    return per_group, [*pairs.checks, *_same_features(pairs, per_group)]
 
 
 def _finish(
-    r: _Pairs,
+    pairs: _Pairs,
     per_group: nw.LazyFrame[Any],
-    checks: list[v.Check],
+    checks: list[validate.Check],
     metric: str,
     grouped: bool,
     *,
@@ -408,17 +418,17 @@ def _finish(
 ) -> Any:
     """Per-group values, or their mean over groups (null if any group's value is null)."""
     if grouped:
-        result = per_group.select(*r.by, r.group, metric)
-        return from_engine(result, r.source, sort_by=[*r.by, r.group], checks=checks)
+        result = per_group.select(*pairs.by, pairs.group, metric)
+        return from_engine(result, pairs.source, sort_by=[*pairs.by, pairs.group], checks=checks)
     if not nullable:
-        result = aggregate(per_group, r.by, nw.col(metric).mean())
-        return from_engine(result, r.source, sort_by=r.by, checks=checks)
+        result = aggregate(per_group, pairs.by, nw.col(metric).mean())
+        return from_engine(result, pairs.source, sort_by=pairs.by, checks=checks)
     flagged = per_group.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_NULL))
-    result = aggregate(flagged, r.by, nw.col(metric).mean(), nw.col(_NULL).sum()).select(
-        *r.by,
+    result = aggregate(flagged, pairs.by, nw.col(metric).mean(), nw.col(_NULL).sum()).select(
+        *pairs.by,
         nw.when(nw.col(_NULL) > 0).then(null_float()).otherwise(nw.col(metric)).alias(metric),
     )
-    return from_engine(result, r.source, sort_by=r.by, checks=checks)
+    return from_engine(result, pairs.source, sort_by=pairs.by, checks=checks)
 
 
 @constraints(k=Optional(Integer(1)), per_group=Flag())
@@ -518,7 +528,7 @@ def position_parity(
     0.638889
 
     """
-    r = _rankings(
+    pairs = _rankings(
         frame,
         "position_parity",
         group=group,
@@ -530,13 +540,13 @@ def position_parity(
     )
     # The feature at position i of the group is R_i exactly when its overall position is i.
     agrees = nw.col(_POS) == nw.col(_RPOS)
-    values = r.pairs.with_columns(
+    values = pairs.pairs.with_columns(
         nw.when(agrees).then(nw.col(_TAIL)).otherwise(nw.lit(0.0)).alias(_VAL),
         _agreeing(agrees, k),
     )
-    sums, checks = _per_group(r, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
+    sums, checks = _per_group(pairs, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
     result = _positional(sums, k, "position_parity")
-    return _finish(r, result, checks, "position_parity", per_group, nullable=False)
+    return _finish(pairs, result, checks, "position_parity", per_group, nullable=False)
 
 
 @constraints(
@@ -631,7 +641,7 @@ def rank_alignment(
     if method == "alpha_jaccard" and k is not None:
         msg = f"k={k!r}: k applies to method='topk' only (alpha_jaccard compares coverage sets)"
         raise InvalidParameterError(msg)
-    r = _rankings(
+    pairs = _rankings(
         frame,
         "rank_alignment",
         group=group,
@@ -643,10 +653,10 @@ def rank_alignment(
         alpha=alpha if method == "alpha_jaccard" else None,
     )
     if method == "topk":
-        result, checks = _topk_alignment(r, k)
-        return _finish(r, result, checks, "rank_alignment", per_group, nullable=False)
-    result, checks = _alpha_jaccard(r)
-    return _finish(r, result, checks, "rank_alignment", per_group, nullable=True)
+        result, checks = _topk_alignment(pairs, k)
+        return _finish(pairs, result, checks, "rank_alignment", per_group, nullable=False)
+    result, checks = _alpha_jaccard(pairs)
+    return _finish(pairs, result, checks, "rank_alignment", per_group, nullable=True)
 
 
 def _agreeing(agrees: nw.Expr, k: int | None) -> nw.Expr:
@@ -670,23 +680,25 @@ def _positional(per_group: nw.LazyFrame[Any], k: int | None, metric: str) -> nw.
     )
 
 
-def _topk_alignment(r: _Pairs, k: int | None) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+def _topk_alignment(pairs: _Pairs, k: int | None) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """Sum over j <= n (or k) of |top-j(C_g) ∩ top-j(R)| / j, per group (then / n or k).
 
     A feature at position p in C_g and q in R is in both top-j sets for j >= max(p, q), so it
     adds T(max(p, q)) = min(T(p), T(q)) (T is non-increasing; 0 beyond k): T(q) came with the
     pairing, T(p) is looked up at the group position.
     """
-    tails = r.reference.select(*r.by, nw.col(_RPOS).alias(_POS), nw.col(_TAIL).alias(_PTAIL))
-    values = r.pairs.join(tails, on=[*r.by, _POS], how="left").with_columns(
+    tails = pairs.reference.select(
+        *pairs.by, nw.col(_RPOS).alias(_POS), nw.col(_TAIL).alias(_PTAIL)
+    )
+    values = pairs.pairs.join(tails, on=[*pairs.by, _POS], how="left").with_columns(
         nw.min_horizontal(_TAIL, _PTAIL).alias(_VAL),
         _agreeing(nw.col(_POS) == nw.col(_RPOS), k),
     )
-    per_group, checks = _per_group(r, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
+    per_group, checks = _per_group(pairs, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
     return _positional(per_group, k, "rank_alignment"), checks
 
 
-def _alpha_jaccard(r: _Pairs) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+def _alpha_jaccard(pairs: _Pairs) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """Jaccard index of the alpha-coverage top sets of C_g and R, per group (null if undefined).
 
     The group's top set A is its p features below the cut plus the next one (position p + 1);
@@ -694,16 +706,16 @@ def _alpha_jaccard(r: _Pairs) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
     features below the cut that are in B, plus the next one if it is in B: the smallest
     2 x position + [not in B] over the features not below the cut is 2(p + 1) + [not in B].
     """
-    pos, below, b = nw.col(_POS), nw.col(_BELOW), nw.col(_B)
-    values = r.pairs.with_columns(
-        (nw.col(_RPOS) <= nw.col(_BSIZE)).cast(nw.Int64).alias(_B)
+    pos, below, b = nw.col(_POS), nw.col(_BELOW), nw.col(_IN_TOP)
+    values = pairs.pairs.with_columns(
+        (nw.col(_RPOS) <= nw.col(_BSIZE)).cast(nw.Int64).alias(_IN_TOP)
     ).with_columns(
         (below * b).alias(_BOTH),
         nw.when(below == 0).then(2 * pos + 1 - b).alias(_NEXT),
-        nw.max_horizontal(_ZA, _ZB).alias(_NULL),
+        nw.max_horizontal(_NO_IMPORTANCE_GROUP, _NO_IMPORTANCE_OVERALL).alias(_NULL),
     )
     per_group, checks = _per_group(
-        r,
+        pairs,
         values,
         below.sum(),
         nw.col(_BOTH).sum(),

@@ -14,8 +14,8 @@ from typing import Any
 
 import narwhals.stable.v2 as nw
 
-from frameaudit import _validate as v
-from frameaudit._engine import agreement_screen, from_engine, shared
+from frameaudit import _validate as validate
+from frameaudit._engine import agreement_screen, cached, from_engine
 from frameaudit._expr import null_float
 from frameaudit._params import Flag, Real, constraints
 from frameaudit._roles import Role, bind
@@ -32,7 +32,7 @@ Names = str | Sequence[str]
 
 # every column the result may add (one row per query, or the summary with by=)
 _OUTPUTS = ("correspondence", "band", "n_queries", "n_undefined", "n_high", "n_medium", "n_low")
-_W = "__fa_w"
+_WEIGHT = "__fa_w"
 _MATCH = "__fa_match"
 _LOW = "__fa_low"
 _HIGH = "__fa_high"
@@ -87,7 +87,7 @@ def _smallest(frame: nw.LazyFrame[Any], flag: nw.Expr, column: str) -> Any:
     return frame.filter(flag).select(nw.col(column).min()).collect().item()
 
 
-def _null_pairs(frame: nw.LazyFrame[Any], query: str, distance: str, label: str) -> v.Check:
+def _null_pairs(frame: nw.LazyFrame[Any], query: str, distance: str, label: str) -> validate.Check:
     """Check that a "no neighbour" row has both distance and label null, not just one."""
     flag = nw.col(distance).is_null() != nw.col(label).is_null()
 
@@ -101,7 +101,7 @@ def _null_pairs(frame: nw.LazyFrame[Any], query: str, distance: str, label: str)
             "neighbours is written as one row with both null"
         )
 
-    return v.Check(None, None, base=frame, rules=(v.Rule(flag, None, message),))
+    return validate.Check(None, None, base=frame, rules=(validate.Rule(flag, None, message),))
 
 
 def _ranges(predicted: str) -> list[nw.Expr]:
@@ -126,18 +126,20 @@ def _disagreement(
     )
 
 
-def _one_prediction(per_query: nw.LazyFrame[Any], query: str, predicted: str) -> v.Check:
+def _one_prediction(per_query: nw.LazyFrame[Any], query: str, predicted: str) -> validate.Check:
     """Check that the rows of each query agree on its predicted class (from the aggregation)."""
 
     def message(count: int, _: Any, __: int) -> str | None:
         return _disagreement(per_query, count, query, predicted)
 
-    return v.Check(None, None, base=per_query, rules=(v.Rule(_DISAGREE, None, message),))
+    return validate.Check(
+        None, None, base=per_query, rules=(validate.Rule(_DISAGREE, None, message),)
+    )
 
 
 def _one_prediction_in_order(
     frame: nw.LazyFrame[Any], keys: list[str], query: str, predicted: str
-) -> v.Check:
+) -> validate.Check:
     """The same check for in-memory rows, from neighbouring rows when they are in key order.
 
     When every row's keys equal or follow (lexicographically) its predecessor's, as in the
@@ -157,7 +159,7 @@ def _one_prediction_in_order(
         text = _disagreement(per_query, count, query, predicted)
         return None if text is None else InvalidValueError(text)
 
-    return v.Check(agreement_screen(frame, keys, predicted), error)
+    return validate.Check(agreement_screen(frame, keys, predicted), error)
 
 
 @constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0))
@@ -288,8 +290,8 @@ def correspondence(
         )
         raise InvalidDtypeError(msg)
     checks = [
-        v.non_empty(lf, "correspondence"),
-        v.no_nulls(lf, {**dict.fromkeys(keys, "query"), predicted: "predicted"}),
+        validate.non_empty(lf, "correspondence"),
+        validate.no_nulls(lf, {**dict.fromkeys(keys, "query"), predicted: "predicted"}),
     ]
     rows, weight_checks = _weighted_rows(
         lf,
@@ -300,7 +302,7 @@ def correspondence(
         class_weights=class_weights,
     )
     checks += weight_checks
-    total = nw.col(_W)
+    total = nw.col(_WEIGHT)
     per_query = (
         rows.group_by(keys)
         .agg(
@@ -321,7 +323,7 @@ def correspondence(
         order = list(dict.fromkeys([*query_names, *by_names]))
         checks.append(_one_prediction_in_order(lf, order, query_names[0], predicted))
     else:
-        per_query = shared(per_query)
+        per_query = cached(per_query)
         checks.append(_one_prediction(per_query, query_names[0], predicted))
     per_query = _with_bands(per_query, high=high, medium=medium)
     if not by_names:
@@ -338,26 +340,26 @@ def _weighted_rows(
     label: str,
     predicted: str,
     class_weights: Mapping[Any, float] | None,
-) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
-    """Each neighbour row's weight w_i (``_W``) and its weight if its label matches (``_MATCH``).
+) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
+    """Each neighbour row's weight w_i (``_WEIGHT``), and it again where the label matches.
 
     w_i = cw(label) / (d_i + 1)^3, or cw(label) without ``distance``. A row without neighbours
     (null label) gets a null weight, which the sums skip; weighted, through its null distance
     (a null in only one of the two is an error, among the returned checks).
     """
     weight = _class_weight(label, lf.collect_schema()[label], class_weights)
-    checks: list[v.Check] = []
+    checks: list[validate.Check] = []
     if distance is not None:
         checks += [
-            v.in_range(lf, distance, "distance", 0, None),
+            validate.in_range(lf, distance, "distance", 0, None),
             _null_pairs(lf, query, distance, label),
         ]
         weight = weight / (nw.col(distance).cast(nw.Float64) + 1.0) ** 3
     else:
         weight = nw.when(~nw.col(label).is_null()).then(weight)
-    rows = lf.with_columns(weight.alias(_W)).with_columns(
+    rows = lf.with_columns(weight.alias(_WEIGHT)).with_columns(
         nw.when(nw.col(label) == nw.col(predicted))
-        .then(nw.col(_W))
+        .then(nw.col(_WEIGHT))
         .otherwise(nw.lit(0.0))
         .alias(_MATCH)
     )

@@ -26,17 +26,17 @@ from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
-from frameaudit import _validate as v
+from frameaudit import _validate as validate
 from frameaudit._engine import (
     Source,
     align,
+    cached,
     from_engine,
     group_silhouettes,
     nearest_centroid_sums,
-    shared,
 )
 from frameaudit._expr import (
-    ALL,
+    WHOLE,
     aggregate,
     nan_to_null,
     null_float,
@@ -59,8 +59,8 @@ __all__ = [
 
 Names = str | Sequence[str]
 
-_G = "__fa_g"  # 1 for group a, 2 for group b, 0 for any other group, -1 for a centroid row
-_N = "__fa_n"
+_CODE = "__fa_g"  # 1 for group a, 2 for group b, 0 for any other group, -1 for a centroid row
+_POINTS = "__fa_n"
 _DEFINED = "__fa_defined"  # clusters whose term is defined
 _SUM_A, _COUNT_A, _SUM_B, _COUNT_B = "__fa_sum_a", "__fa_n_a", "__fa_sum_b", "__fa_n_b"
 _COUNTS = ["n_cluster", "n_a", "n_b"]
@@ -75,7 +75,7 @@ _KERNEL_WORKAROUND = (
 class _Prepared:
     """A validated point frame and the names of its roles.
 
-    ``frame`` holds the role columns; for the distance metrics also the group code ``_G`` and
+    ``frame`` holds the role columns; for the distance metrics also the group code ``_CODE`` and
     the features as Float64 columns named in ``features``.
     """
 
@@ -83,13 +83,13 @@ class _Prepared:
     frame: nw.LazyFrame[Any]
     by: list[str]
     features: list[str]
-    checks: list[v.Check]
+    checks: list[validate.Check]
 
 
 def _check_group_values(dtype: Any, group: str, values: dict[str, Any]) -> None:
     """``a`` and ``b`` must differ and be comparable with the group column (schema only)."""
     for name, value in values.items():
-        v.group_value(name, value, "group", group, dtype)
+        validate.group_value(name, value, "group", group, dtype)
     a, b = values.values()
     if a == b:
         msg = f"a={a!r}, b={b!r}: the two compared groups must differ"
@@ -184,7 +184,7 @@ def _prepare(
     roles = {c: p for p in ("group", "cluster", "by") for c in bound.columns[p]}
     lf = source.frame
     _check_group_values(lf.collect_schema()[group], group, {"a": a, "b": b})
-    checks = [v.no_nulls(lf, roles)]
+    checks = [validate.no_nulls(lf, roles)]
     if not distances:
         return _Prepared(source, lf, by_names, [], checks)
     expressions, labels = _feature_columns(lf, feature_names)
@@ -196,9 +196,9 @@ def _prepare(
         .otherwise(nw.lit(0))
         .cast(nw.Int8)
     )
-    lf = lf.with_columns(code.alias(_G), *expressions)
+    lf = lf.with_columns(code.alias(_CODE), *expressions)
     # Row rules on one frame are evaluated together, in one pass over the data.
-    checks = [v.no_nulls(lf, roles), v.finite(lf, labels)]
+    checks = [validate.no_nulls(lf, roles), validate.finite(lf, labels)]
     return _Prepared(source, lf, by_names, list(labels), checks)
 
 
@@ -210,8 +210,8 @@ def _present(
     Both are row rules on one frame: the engine evaluates them in one pass.
     """
     prep.checks += [
-        v.non_empty(frame, metric),
-        v.values_present(frame, group, "group", {"a": a, "b": b}),
+        validate.non_empty(frame, metric),
+        validate.values_present(frame, group, "group", {"a": a, "b": b}),
     ]
 
 
@@ -313,18 +313,18 @@ def _label_metric(
     outputs = [metric, *_COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
     prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by, outputs=outputs)
     # The one pass over the data. The checks read it too: cached, it is computed once.
-    counts = shared(prep.frame.group_by([*prep.by, cluster, group]).agg(nw.len().alias(_N)))
+    counts = cached(prep.frame.group_by([*prep.by, cluster, group]).agg(nw.len().alias(_POINTS)))
     _present(prep, counts, metric, group=group, a=a, b=b)
-    n = nw.col(_N).cast(nw.Int64)
+    n = nw.col(_POINTS).cast(nw.Int64)
     per = (
         counts.with_columns(
-            n.alias(_N),
+            n.alias(_POINTS),
             ((nw.col(group) == a).cast(nw.Int64) * n).alias("n_a"),
             ((nw.col(group) == b).cast(nw.Int64) * n).alias("n_b"),
         )
         .group_by([*prep.by, cluster])
         # Aggregations stay elementary (Dask).
-        .agg(nw.col(_N).sum().alias("n_cluster"), nw.col("n_a").sum(), nw.col("n_b").sum())
+        .agg(nw.col(_POINTS).sum().alias("n_cluster"), nw.col("n_a").sum(), nw.col("n_b").sum())
     )
     term, reduction, needed = _LABEL_METRICS[metric]
     derived = list(_SHARES) if per_cluster else needed
@@ -342,11 +342,11 @@ def _label_metric(
         result = detail.select(*prep.by, cluster, *integers, *_SHARES, metric)
         return from_engine(result, prep.source, sort_by=[*prep.by, cluster], checks=prep.checks)
     value = nw.col(metric).min() if reduction == "min" else nw.col(metric).sum()
-    reductions = [value, nw.col(metric).count().alias(_DEFINED), nw.len().alias(_N)]
+    reductions = [value, nw.col(metric).count().alias(_DEFINED), nw.len().alias(_POINTS)]
     reduced = aggregate(detail, prep.by, *reductions)
     summary = reduced.select(
         *prep.by,
-        nw.when(nw.col(_DEFINED) < nw.col(_N))
+        nw.when(nw.col(_DEFINED) < nw.col(_POINTS))
         .then(null_float())
         .otherwise(nw.col(metric))
         .alias(metric),
@@ -613,7 +613,7 @@ def _centroids(
             nw.col(x).mean() for x in prep.features
         )
         return means.select(*prep.by, *prep.features)
-    names = v.as_names(features, "features")
+    names = validate.as_names(features, "features")
     columns = {
         cluster: "cluster",
         **dict.fromkeys(names, "features"),
@@ -630,10 +630,12 @@ def _centroids(
     schema = prep.frame.collect_schema()
     other = other.with_columns(*expressions, *(nw.col(c).cast(schema[c]) for c in prep.by))
     prep.checks += [
-        v.non_empty(other, "centroids"),
-        v.no_nulls(other, {c: f"centroids {p}" for c, p in columns.items() if p != "features"}),
-        v.finite(other, labels),
-        v.unique_within(other, [*prep.by, cluster], "centroids", "one row per cluster"),
+        validate.non_empty(other, "centroids"),
+        validate.no_nulls(
+            other, {c: f"centroids {p}" for c, p in columns.items() if p != "features"}
+        ),
+        validate.finite(other, labels),
+        validate.unique_within(other, [*prep.by, cluster], "centroids", "one row per cluster"),
     ]
     return other.select(*prep.by, *prep.features)
 
@@ -645,7 +647,7 @@ def _nearest_in_memory(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFr
         centres,
         prep.source,
         by=prep.by,
-        code=_G,
+        code=_CODE,
         features=prep.features,
         sums={1: (_SUM_A, _COUNT_A), 2: (_SUM_B, _COUNT_B)},
         metric="social_fairness_ratio",
@@ -662,10 +664,10 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     """
     xs = prep.features
     cs = [f"__fa_c{j}" for j in range(len(xs))]
-    keys = prep.by or [ALL]
+    keys = prep.by or [WHOLE]
     points = (
-        partitioned(prep.frame.filter(nw.col(_G) > 0), prep.by)
-        .group_by([*keys, _G, *xs])
+        partitioned(prep.frame.filter(nw.col(_CODE) > 0), prep.by)
+        .group_by([*keys, _CODE, *xs])
         .agg(nw.len().alias("__fa_w"))
     )
     pairs = points.join(
@@ -679,11 +681,11 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
         *((nw.col(x) - nw.col(c)) * (nw.col(x) - nw.col(c)) for x, c in zip(xs, cs, strict=True))
     )
     weight = _f64("__fa_w")
-    in_a = (nw.col(_G) == 1).cast(nw.Float64)
-    in_b = (nw.col(_G) == 2).cast(nw.Float64)
+    in_a = (nw.col(_CODE) == 1).cast(nw.Float64)
+    in_b = (nw.col(_CODE) == 2).cast(nw.Float64)
     stats = (
         pairs.with_columns(squared.alias("__fa_d2"))
-        .group_by([*keys, _G, *xs])
+        .group_by([*keys, _CODE, *xs])
         .agg(nw.col("__fa_d2").min(), nw.col("__fa_w").max())
         .with_columns((nw.col("__fa_d2").sqrt() * weight).alias("__fa_wd"))
         .with_columns(
@@ -808,7 +810,7 @@ def social_fairness_ratio(
 # --- silhouette difference -------------------------------------------------------------------
 
 
-def _at_least_two_clusters(prep: _Prepared, cluster: str) -> v.Check:
+def _at_least_two_clusters(prep: _Prepared, cluster: str) -> validate.Check:
     """Every partition has at least two clusters (the silhouette needs a nearest other one)."""
     k = nw.col(cluster).n_unique().cast(nw.Int64).alias("__fa_k")
     per = aggregate(prep.frame, prep.by, k)
@@ -832,7 +834,7 @@ def _at_least_two_clusters(prep: _Prepared, cluster: str) -> v.Check:
             msg += f"; found {row['__fa_k']}"
         return InvalidValueError(msg)
 
-    return v.Check(summary, error)
+    return validate.Check(summary, error)
 
 
 @constraints(sample=Optional(Integer(2)), seed=Integer(0, 2**64 - 1), progress=Optional(Flag()))
@@ -956,7 +958,7 @@ def silhouette_difference(
         prep.source,
         by=prep.by,
         cluster=cluster,
-        code=_G,
+        code=_CODE,
         features=prep.features,
         sample=sample,
         seed=seed,

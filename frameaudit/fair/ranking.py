@@ -18,16 +18,16 @@ from typing import Any, Literal, get_args
 
 import narwhals.stable.v2 as nw
 
-from frameaudit import _validate as v
+from frameaudit import _validate as validate
 from frameaudit._engine import (
     Source,
     align,
+    cached,
     count_distinct,
     frame_from_columns,
     from_engine,
-    shared,
 )
-from frameaudit._expr import ALL, aggregate, discount, null_float, over, partitioned, safe_div
+from frameaudit._expr import WHOLE, aggregate, discount, null_float, over, partitioned, safe_div
 from frameaudit._params import Choice, Optional, Real, constraints
 from frameaudit._roles import Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
@@ -60,7 +60,7 @@ _NUM = "__fa_num"
 _DEN = "__fa_den"
 _SIZE = "__fa_size"
 _ORDER = "__fa_order"
-_NR = "__fa_n_ranking"
+_RANKINGS = "__fa_n_ranking"
 
 
 @dataclass
@@ -76,7 +76,7 @@ class _Prepared:
     rank: str
     item: str | None
     mapping: nw.LazyFrame[Any] | None
-    checks: list[v.Check] = field(default_factory=list)
+    checks: list[validate.Check] = field(default_factory=list)
 
 
 def _prepare(
@@ -136,19 +136,19 @@ def _prepare(
         raise InvalidParameterError(msg)
     columns = {c: p for p, names in bound.columns.items() for c in names}
     checks = [
-        v.non_empty(lf, metric),
-        v.no_nulls(lf, columns),
-        v.in_range(lf, rank, "rank", 1, None),
+        validate.non_empty(lf, metric),
+        validate.no_nulls(lf, columns),
+        validate.in_range(lf, rank, "rank", 1, None),
     ]
     for parameter, column in values.items():
-        checks.append(v.in_range(lf, column, parameter, 0, 1))
-    partition = by_names or [ALL]
+        checks.append(validate.in_range(lf, column, parameter, 0, 1))
+    partition = by_names or [WHOLE]
     lf = partitioned(lf, by_names)
     rankings = list(dict.fromkeys([*partition, *ranking_names]))
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
     # positions usually come sorted within a ranking, items seldom
     screen = [rank] if source.in_memory else []
-    checks.append(v.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
+    checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
     mapping = None
     if groups is not None:
         assert item is not None
@@ -164,7 +164,7 @@ def _prepare(
 
 def _mapping(
     groups: GroupMapping, source: Source, *, item: str, group: str
-) -> tuple[nw.LazyFrame[Any], list[v.Check]]:
+) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """The item → group mapping as a lazy frame in the data's engine, with its checks."""
     if isinstance(groups, Mapping):
         if not groups:
@@ -189,13 +189,17 @@ def _mapping(
             raise InvalidDtypeError(msg)
         mapping = mapping.with_columns(nw.col(item).cast(item_dtype))
     checks = [
-        v.no_nulls(mapping, {item: "groups (mapping) item", group: "groups (mapping) group"}),
-        v.unique_within(mapping, [item], "groups=", "each item may belong to one group only"),
+        validate.no_nulls(
+            mapping, {item: "groups (mapping) item", group: "groups (mapping) group"}
+        ),
+        validate.unique_within(
+            mapping, [item], "groups=", "each item may belong to one group only"
+        ),
     ]
     return mapping, checks
 
 
-def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> v.Check:
+def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> validate.Check:
     both = unmapped.select(nw.len().alias("n"), nw.col(item).min().alias("example"))
 
     def error(row: Mapping[str, Any]) -> InvalidValueError | None:
@@ -207,7 +211,7 @@ def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> v.Check:
             return InvalidValueError(msg)
         return None
 
-    return v.Check(both, error)
+    return validate.Check(both, error)
 
 
 def _mapping_sizes(prep: _Prepared) -> nw.LazyFrame[Any]:
@@ -314,10 +318,12 @@ def combine(
         frame_name="per_group",
     )
     by_names = bound.columns["by"]
-    combined = _combine(partitioned(bound.source.frame, by_names), by_names or [ALL], metric, combo)
+    combined = _combine(
+        partitioned(bound.source.frame, by_names), by_names or [WHOLE], metric, combo
+    )
     checks = [
-        v.non_empty(bound.source.frame, "combine"),
-        v.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
+        validate.non_empty(bound.source.frame, "combine"),
+        validate.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
     ]
     return from_engine(
         combined.select(*by_names, metric), bound.source, sort_by=by_names, checks=checks
@@ -414,7 +420,9 @@ def _pooled_metric(
         values=values,
     )
     if binary_relevance:
-        prep.checks.append(v.binary(prep.frame, values["relevance"], "relevance", metric.upper()))
+        prep.checks.append(
+            validate.binary(prep.frame, values["relevance"], "relevance", metric.upper())
+        )
     columns = [numerator.cast(nw.Float64).alias(_NUM)]
     aggregations = [nw.col(_NUM).sum()]
     if denominator == "sum":
@@ -854,11 +862,13 @@ def arp(
             nw.len().alias("__fa_ngr"),
         )
         .with_columns(ngr.cast(nw.Float64))
-        .with_columns(over(ngr.sum(), prep.rankings).alias(_NR))
+        .with_columns(over(ngr.sum(), prep.rankings).alias(_RANKINGS))
         .with_columns(
             # Σ_{x∈g}(n_r − k_x) − n_g(n_g − 1)/2: pairs won against other groups
-            (ngr * nw.col(_NR) - nw.col("__fa_sum_order") - ngr * (ngr - 1.0) / 2.0).alias(_NUM),
-            (ngr * (nw.col(_NR) - ngr)).alias(_DEN),
+            (ngr * nw.col(_RANKINGS) - nw.col("__fa_sum_order") - ngr * (ngr - 1.0) / 2.0).alias(
+                _NUM
+            ),
+            (ngr * (nw.col(_RANKINGS) - ngr)).alias(_DEN),
         )
     )
     sums = aggregate(
@@ -907,7 +917,7 @@ def ndkl(
     prep = _prepare(
         frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
     )
-    ordered = shared(_with_order(prep, "ndkl"))
+    ordered = cached(_with_order(prep, "ndkl"))
     table = _prefix_table(ordered)
     count = _order_within(rank, [*prep.rankings, *prep.groups])
     c = nw.col("__fa_c")
@@ -932,7 +942,7 @@ def ndkl(
             nw.col("__fa_h_before").sum(),
         )
         .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
-        .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_NR))
+        .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_RANKINGS))
     )
     ngr = nw.col("__fa_ngr").cast(nw.Float64)
     if prep.mapping is not None:
@@ -942,7 +952,7 @@ def ndkl(
         per_group = per_group.join(shares, on=prep.groups, how="left")
     else:
         per_group = per_group.with_columns(
-            (ngr / nw.col(_NR).cast(nw.Float64)).log().alias("__fa_lnd")
+            (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd")
         )
     lnd = nw.col("__fa_lnd")
     per_ranking = aggregate(
@@ -953,10 +963,10 @@ def ndkl(
         prep.rankings,
         nw.col("__fa_a").sum(),
         nw.col("__fa_b").sum(),
-        nw.col(_NR).max(),
+        nw.col(_RANKINGS).max(),
     ).join(
-        table.select(nw.col(_ORDER).alias(_NR), "__fa_h", "__fa_z", "__fa_l"),
-        on=_NR,
+        table.select(nw.col(_ORDER).alias(_RANKINGS), "__fa_h", "__fa_z", "__fa_l"),
+        on=_RANKINGS,
         how="left",
     )
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
-from frameaudit import _validate as v
+from frameaudit import _validate as validate
 from frameaudit._engine import Source, frame_from_columns
-from frameaudit._expr import ALL, partitioned, safe_div
+from frameaudit._expr import WHOLE, partitioned, safe_div
 from frameaudit._roles import Role, bind
 from frameaudit.exceptions import InvalidDtypeError
 
@@ -51,12 +51,12 @@ class Runs:
     frame: nw.LazyFrame[Any]
     by: list[str]
     run: str
-    checks: list[v.Check] = field(default_factory=list)
+    checks: list[validate.Check] = field(default_factory=list)
 
     @property
     def partition(self) -> list[str]:
         """The columns that identify a partition."""
-        return self.by or [ALL]
+        return self.by or [WHOLE]
 
     def partitioned(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         """``frame`` with the partition columns (adds the constant one when there is no ``by``)."""
@@ -100,7 +100,7 @@ def prepare(
     )
     lf = source.frame
     target_expr, prediction_expr = _labels(lf, target, prediction, regression=regression)
-    checks = [v.non_empty(lf, metric), v.no_nulls(lf, columns)]
+    checks = [validate.non_empty(lf, metric), validate.no_nulls(lf, columns)]
     if not regression:
         schema = lf.collect_schema()
         floats = [c for c in dict.fromkeys((target, prediction)) if schema[c].is_float()]
@@ -116,7 +116,7 @@ def prepare(
     return Runs(source, renamed, by_names, run, checks)
 
 
-def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> v.Check:
+def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> validate.Check:
     """A class label is never NaN (engines disagree on whether NaN equals NaN)."""
 
     def message(count: int, _: Any, __: int) -> str | None:
@@ -127,7 +127,9 @@ def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> v.Check:
             "labels must not be NaN"
         )
 
-    return v.Check(None, None, base=lf, rules=(v.Rule(nw.col(column).is_nan(), None, message),))
+    return validate.Check(
+        None, None, base=lf, rules=(validate.Rule(nw.col(column).is_nan(), None, message),)
+    )
 
 
 def _labels(
@@ -135,8 +137,8 @@ def _labels(
 ) -> tuple[nw.Expr, nw.Expr]:
     """Target and prediction as expressions of one common dtype (schema only)."""
     if regression:
-        v.require_dtype(lf, target, "target", "numeric")
-        v.require_dtype(lf, prediction, "prediction", "numeric")
+        validate.require_dtype(lf, target, "target", "numeric")
+        validate.require_dtype(lf, prediction, "prediction", "numeric")
         return nw.col(target).cast(nw.Float64), nw.col(prediction).cast(nw.Float64)
     schema = lf.collect_schema()
     dtypes = (schema[target], schema[prediction])
@@ -156,7 +158,7 @@ def _labels(
 
 def _layout_checks(
     lf: nw.LazyFrame[Any], by: list[str], *, run: str, sample: str, target: str
-) -> list[v.Check]:
+) -> list[validate.Check]:
     """At least two runs; every run predicts every sample once; one target per sample.
 
     One aggregation per sample (rows, distinct runs, target range) and one per partition
@@ -164,7 +166,7 @@ def _layout_checks(
     rows than runs, a run that misses it gives the sample fewer runs than the partition has.
     The rules on the per-sample frame are evaluated together, in one pass.
     """
-    partition = by or [ALL]
+    partition = by or [WHOLE]
     runs = partitioned(lf.group_by([*by, run]).agg(nw.len().alias("__fa_len")), by)
     runs = runs.group_by(partition).agg(nw.len().cast(nw.Int64).alias("__fa_k"))
     aggregations = [
@@ -185,7 +187,9 @@ def _layout_checks(
     per_sample = per_sample.join(runs, on=partition, how="left")
     once = "every run must predict every sample of its partition exactly once"
 
-    def layout(flag: nw.Expr, parameter: str, column: str, problem: str, hint: str) -> v.Rule:
+    def layout(
+        flag: nw.Expr, parameter: str, column: str, problem: str, hint: str
+    ) -> validate.Rule:
         def message(count: int, example: Any, _: int) -> str | None:
             if not count:
                 return None
@@ -194,7 +198,7 @@ def _layout_checks(
                 f"{_example_text(example, [*by, sample])}); {hint}"
             )
 
-        return v.Rule(flag, _example([*by, sample]), message)
+        return validate.Rule(flag, _example([*by, sample]), message)
 
     def few_runs(count: int, example: Any, _: int) -> str | None:
         if not count:
@@ -206,7 +210,7 @@ def _layout_checks(
             f"partition(s) (e.g. {_example_text(example, by)})"
         )
 
-    few = v.Rule(k < 2, _example(by) if by else k, few_runs)
+    few = validate.Rule(k < 2, _example(by) if by else k, few_runs)
     rules = (
         layout(rows > seen, "sample", sample, "are predicted more than once by one run", once),
         layout(seen < k, "run", run, "are not predicted by every run", once),
@@ -216,8 +220,8 @@ def _layout_checks(
         ),
     )  # fmt: skip
     return [
-        v.Check(None, None, base=runs, rules=(few,)),
-        v.Check(None, None, base=per_sample, rules=rules),
+        validate.Check(None, None, base=runs, rules=(few,)),
+        validate.Check(None, None, base=per_sample, rules=rules),
     ]
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._engine import from_engine, shared
+from frameaudit._engine import cached, from_engine
 from frameaudit._params import Choice, Flag, constraints
 from frameaudit.repro._runs import (
     EMPTY_UNION,
@@ -43,7 +43,7 @@ __all__ = [
 ResidualMethod = Literal["ratio", "ratio-signed", "ratio-diff", "ratio-diff-signed"]
 RESIDUAL_METHODS: tuple[str, ...] = get_args(ResidualMethod)
 
-_K = "__fa_k"
+_RUNS = "__fa_k"
 _WRONG = "__fa_wrong"
 _R_A = "__fa_residual_a"
 _R_B = "__fa_residual_b"
@@ -58,8 +58,8 @@ def _error_counts(
     """
     partition = runs.partition
     per_run = runs.partitioned(runs.frame.group_by([*runs.by, RUN]).agg(nw.len().alias("__fa_len")))
-    per_run = shared(per_run.select(*partition, RUN))
-    k = per_run.group_by(partition).agg(nw.len().cast(nw.Int64).alias(_K))
+    per_run = cached(per_run.select(*partition, RUN))
+    k = per_run.group_by(partition).agg(nw.len().cast(nw.Int64).alias(_RUNS))
     wrong = _errors(runs).group_by([*runs.by, SAMPLE]).agg(nw.len().cast(nw.Int64).alias(_WRONG))
     wrong = runs.partitioned(wrong).join(k, on=partition, how="left")
     return per_run, k, wrong
@@ -146,7 +146,7 @@ def total_consistency(
     partition = runs.partition
     _, k, wrong = _error_counts(runs)
     counts = (
-        wrong.with_columns(_flag(nw.col(_WRONG) == nw.col(_K), "__fa_every"))
+        wrong.with_columns(_flag(nw.col(_WRONG) == nw.col(_RUNS), "__fa_every"))
         .group_by(partition)
         .agg(nw.col("__fa_every").sum().alias("__fa_i"), nw.len().alias("__fa_u"))
     )
@@ -236,8 +236,8 @@ def leave_one_out(
     )  # fmt: skip
     partition = runs.partition
     per_run, _, wrong = _error_counts(runs)
-    wrong = shared(wrong)
-    w, k = nw.col(_WRONG), nw.col(_K)
+    wrong = cached(wrong)
+    w, k = nw.col(_WRONG), nw.col(_RUNS)
     every, near, many, one = "__fa_every", "__fa_near", "__fa_many", "__fa_one"
     totals = (
         wrong.with_columns(

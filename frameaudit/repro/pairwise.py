@@ -23,7 +23,7 @@ from typing import Any
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._engine import from_engine, shared
+from frameaudit._engine import cached, from_engine
 from frameaudit._expr import null_float, safe_div
 from frameaudit._params import Choice, Flag, constraints
 from frameaudit.repro._runs import (
@@ -70,23 +70,23 @@ METRICS = (
 )
 
 _COUNT = "__fa_count"
-_N = "__fa_n"
+_SAMPLES = "__fa_n"
 _ERRORS = "__fa_errors"
-_NA = "__fa_na"
-_NB = "__fa_nb"
-_I = "__fa_i"
-_W = "__fa_w"
-_S = "__fa_s"
-_X = "__fa_x"
+_ERRORS_A = "__fa_na"
+_ERRORS_B = "__fa_nb"
+_BOTH_WRONG = "__fa_i"
+_SAME_WRONG = "__fa_w"
+_CHANCE = "__fa_s"
+_CELL_SHARE = "__fa_x"
 _CLASSES = "__fa_classes"
-_KA = "__fa_ka"
-_KB = "__fa_kb"
-_M = "__fa_m"
-_MA = "__fa_ma"
-_MB = "__fa_mb"
+_CLASSES_A = "__fa_ka"
+_CLASSES_B = "__fa_kb"
+_PREDICTED = "__fa_m"
+_PREDICTED_A = "__fa_ma"
+_PREDICTED_B = "__fa_mb"
 _CLASS = "__fa_class"
-_PA = "__fa_pa"
-_PB = "__fa_pb"
+_PRED_A = "__fa_pa"
+_PRED_B = "__fa_pb"
 _CELL_A = "__fa_cell_a"
 _CELL_B = "__fa_cell_b"
 
@@ -107,14 +107,16 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
     confusion = runs.frame.group_by([*runs.by, RUN, TARGET, PRED]).agg(
         nw.len().cast(nw.Int64).alias(_COUNT)
     )
-    confusion = shared(runs.partitioned(confusion))
+    confusion = cached(runs.partitioned(confusion))
     wrong = nw.col(TARGET) != nw.col(PRED)
     per_run = (
         confusion.with_columns(nw.when(wrong).then(nw.col(_COUNT)).otherwise(0).alias(_ERRORS))
         .group_by([*partition, RUN])
-        .agg(nw.col(_COUNT).sum().alias(_N), nw.col(_ERRORS).sum())
+        .agg(nw.col(_COUNT).sum().alias(_SAMPLES), nw.col(_ERRORS).sum())
     )
-    marginals = confusion.group_by([*partition, RUN, PRED]).agg(nw.col(_COUNT).sum().alias(_M))
+    marginals = confusion.group_by([*partition, RUN, PRED]).agg(
+        nw.col(_COUNT).sum().alias(_PREDICTED)
+    )
     if "cells" in needs:
         classes = marginals.group_by([*partition, RUN]).agg(nw.len().alias(_CLASSES))
         per_run = per_run.join(classes, on=[*partition, RUN], how="left")
@@ -122,32 +124,34 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
     side_a = per_run.select(
         *partition,
         nw.col(RUN).alias(RUN_A),
-        nw.col(_N),
-        nw.col(_ERRORS).alias(_NA),
-        *(nw.col(c).alias(_KA) for c in extra),
+        nw.col(_SAMPLES),
+        nw.col(_ERRORS).alias(_ERRORS_A),
+        *(nw.col(c).alias(_CLASSES_A) for c in extra),
     )
     side_b = per_run.select(
         *partition,
         nw.col(RUN).alias(RUN_B),
-        nw.col(_ERRORS).alias(_NB),
-        *(nw.col(c).alias(_KB) for c in extra),
+        nw.col(_ERRORS).alias(_ERRORS_B),
+        *(nw.col(c).alias(_CLASSES_B) for c in extra),
     )
     pairs = side_a.join(side_b, on=partition).filter(nw.col(RUN_A) < nw.col(RUN_B))
-    both = shared(_both_wrong(runs, by_class="cells" in needs))
-    joint = both.group_by(keys).agg(nw.col(_COUNT).sum().alias(_I), nw.col(_W).sum())
-    counts = [_I, _W]
+    both = cached(_both_wrong(runs, by_class="cells" in needs))
+    joint = both.group_by(keys).agg(
+        nw.col(_COUNT).sum().alias(_BOTH_WRONG), nw.col(_SAME_WRONG).sum()
+    )
+    counts = [_BOTH_WRONG, _SAME_WRONG]
     pairs = pairs.join(joint, on=keys, how="left")
     if "chance" in needs:
         pairs = pairs.join(_chance(pairs.select(keys), marginals, partition), on=keys, how="left")
-        counts.append(_S)
+        counts.append(_CHANCE)
     if "cells" in needs:
         cells = _cells(pairs.select(keys), confusion, both, marginals, partition)
         pairs = pairs.join(cells, on=keys, how="left")
     # pairs without a common error (or class) are missing from the joins: their counts are 0
     return pairs.with_columns(
-        nw.col(_N).cast(nw.Int64),
-        nw.col(_NA).cast(nw.Int64),
-        nw.col(_NB).cast(nw.Int64),
+        nw.col(_SAMPLES).cast(nw.Int64),
+        nw.col(_ERRORS_A).cast(nw.Int64),
+        nw.col(_ERRORS_B).cast(nw.Int64),
         *(nw.col(c).fill_null(0).cast(nw.Int64) for c in counts),
     )
 
@@ -160,16 +164,18 @@ def _both_wrong(runs: Runs, *, by_class: bool) -> nw.LazyFrame[Any]:
     """
     by = runs.by
     errors = runs.frame.filter(nw.col(TARGET) != nw.col(PRED))
-    side_a = errors.select(*by, SAMPLE, nw.col(RUN).alias(RUN_A), TARGET, nw.col(PRED).alias(_PA))
-    side_b = errors.select(*by, SAMPLE, nw.col(RUN).alias(RUN_B), nw.col(PRED).alias(_PB))
-    classes = [TARGET, _PA, _PB] if by_class else []
-    same = nw.when(nw.col(_PA) == nw.col(_PB)).then(1).otherwise(0)
+    side_a = errors.select(
+        *by, SAMPLE, nw.col(RUN).alias(RUN_A), TARGET, nw.col(PRED).alias(_PRED_A)
+    )
+    side_b = errors.select(*by, SAMPLE, nw.col(RUN).alias(RUN_B), nw.col(PRED).alias(_PRED_B))
+    classes = [TARGET, _PRED_A, _PRED_B] if by_class else []
+    same = nw.when(nw.col(_PRED_A) == nw.col(_PRED_B)).then(1).otherwise(0)
     both = (
         side_a.join(side_b, on=[*by, SAMPLE])
         .filter(nw.col(RUN_A) < nw.col(RUN_B))
-        .with_columns(same.alias(_W))
+        .with_columns(same.alias(_SAME_WRONG))
         .group_by([*by, RUN_A, RUN_B, *classes])
-        .agg(nw.len().cast(nw.Int64).alias(_COUNT), nw.col(_W).sum())
+        .agg(nw.len().cast(nw.Int64).alias(_COUNT), nw.col(_SAME_WRONG).sum())
     )
     return runs.partitioned(both)
 
@@ -178,7 +184,7 @@ def _side(
     marginals: nw.LazyFrame[Any], partition: list[str], run: str, cls: str, m: str
 ) -> nw.LazyFrame[Any]:
     return marginals.select(
-        *partition, nw.col(RUN).alias(run), nw.col(PRED).alias(cls), nw.col(_M).alias(m)
+        *partition, nw.col(RUN).alias(run), nw.col(PRED).alias(cls), nw.col(_PREDICTED).alias(m)
     )
 
 
@@ -188,11 +194,13 @@ def _chance(
     """Σ_c m_a(c)·m_b(c): n² times the chance agreement of the two runs' predictions."""
     keys = [*partition, RUN_A, RUN_B]
     return (
-        pairs.join(_side(marginals, partition, RUN_A, _CLASS, _MA), on=[*partition, RUN_A])
-        .join(_side(marginals, partition, RUN_B, _CLASS, _MB), on=[*partition, RUN_B, _CLASS])
-        .with_columns((nw.col(_MA) * nw.col(_MB)).alias(_S))
+        pairs.join(_side(marginals, partition, RUN_A, _CLASS, _PREDICTED_A), on=[*partition, RUN_A])
+        .join(
+            _side(marginals, partition, RUN_B, _CLASS, _PREDICTED_B), on=[*partition, RUN_B, _CLASS]
+        )
+        .with_columns((nw.col(_PREDICTED_A) * nw.col(_PREDICTED_B)).alias(_CHANCE))
         .group_by(keys)
-        .agg(nw.col(_S).sum())
+        .agg(nw.col(_CHANCE).sum())
     )
 
 
@@ -230,9 +238,9 @@ def _cells(
                 moved(of_a, PRED, TARGET, 1),
                 moved(of_b, TARGET, PRED, 1),
                 moved(of_b, TARGET, TARGET, -1),
-                moved(both, _PA, _PB, 1),
-                moved(both, _PA, TARGET, -1),
-                moved(both, TARGET, _PB, -1),
+                moved(both, _PRED_A, _PRED_B, 1),
+                moved(both, _PRED_A, TARGET, -1),
+                moved(both, TARGET, _PRED_B, -1),
                 moved(both, TARGET, TARGET, 1),
             ]
         )
@@ -243,31 +251,37 @@ def _cells(
     count = nw.col(_COUNT).cast(nw.Float64)
     return (
         observed.join(
-            _side(marginals, partition, RUN_A, _CELL_A, _MA), on=[*partition, RUN_A, _CELL_A]
+            _side(marginals, partition, RUN_A, _CELL_A, _PREDICTED_A),
+            on=[*partition, RUN_A, _CELL_A],
         )
-        .join(_side(marginals, partition, RUN_B, _CELL_B, _MB), on=[*partition, RUN_B, _CELL_B])
+        .join(
+            _side(marginals, partition, RUN_B, _CELL_B, _PREDICTED_B),
+            on=[*partition, RUN_B, _CELL_B],
+        )
         .with_columns(
-            (count * count / (nw.col(_MA).cast(nw.Float64) * nw.col(_MB).cast(nw.Float64))).alias(
-                _X
-            )
+            (
+                count
+                * count
+                / (nw.col(_PREDICTED_A).cast(nw.Float64) * nw.col(_PREDICTED_B).cast(nw.Float64))
+            ).alias(_CELL_SHARE)
         )
         .group_by(keys)
-        .agg(nw.col(_X).sum())
+        .agg(nw.col(_CELL_SHARE).sum())
     )
 
 
 def _values(empty_union: EmptyUnion) -> dict[str, nw.Expr]:
     """Each metric as an expression of the pair counts (Int64 products are exact)."""
-    n, na, nb, i = nw.col(_N), nw.col(_NA), nw.col(_NB), nw.col(_I)
+    n, na, nb, i = nw.col(_SAMPLES), nw.col(_ERRORS_A), nw.col(_ERRORS_B), nw.col(_BOTH_WRONG)
     union = na + nb - i
     neither = n - union
-    agree = neither + nw.col(_W)
+    agree = neither + nw.col(_SAME_WRONG)
     # the 2×2 table of (e_a, e_b) is [[I, n_a − I], [n_b − I, n − U]]; ad − bc:
     cross = i * neither - (na - i) * (nb - i)
     # one square root of the product: φ of identical vectors is exactly 1
     spread = ((na * (n - na)).cast(nw.Float64) * (nb * (n - nb)).cast(nw.Float64)).sqrt()
-    fewer_classes = nw.min_horizontal(nw.col(_KA), nw.col(_KB))
-    chi2_over_n = (nw.col(_X) - 1.0).clip(lower_bound=0.0)  # rounding can dip below 0
+    fewer_classes = nw.min_horizontal(nw.col(_CLASSES_A), nw.col(_CLASSES_B))
+    chi2_over_n = (nw.col(_CELL_SHARE) - 1.0).clip(lower_bound=0.0)  # rounding can dip below 0
     return {
         "ec_local": intersection_over_union(i, union, empty_union),
         "ec_global": safe_div(i, n),
@@ -275,7 +289,7 @@ def _values(empty_union: EmptyUnion) -> dict[str, nw.Expr]:
         "ec_agreement": safe_div(i + neither, n),
         "ec_corr": safe_div(cross, spread),
         "pa": safe_div(agree, n),
-        "pa_kappa": safe_div(n * agree - nw.col(_S), n * n - nw.col(_S)),
+        "pa_kappa": safe_div(n * agree - nw.col(_CHANCE), n * n - nw.col(_CHANCE)),
         "cramers_v": nw.when(fewer_classes < 2)
         .then(null_float())
         .otherwise((chi2_over_n / (fewer_classes - 1).cast(nw.Float64)).sqrt()),
