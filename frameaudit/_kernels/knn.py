@@ -76,11 +76,13 @@ _PROGRESS_PAIRS = 5e9  # (query, training row) pairs above which a run takes sec
 
 
 def standardize(train: Float, queries: Float) -> tuple[Float, Float]:
-    """Scale both arrays with the training mean and population standard deviation.
+    """Scale both arrays by the training population standard deviation of each feature.
 
-    Matches scikit-learn's ``StandardScaler`` (used by case-explainer): a feature whose variance
-    is indistinguishable from zero in floating point keeps scale 1 instead of being divided by
-    (almost) zero.
+    The scale is scikit-learn's ``StandardScaler``'s (used by case-explainer): a feature whose
+    variance is indistinguishable from zero in floating point keeps scale 1 instead of being
+    divided by (almost) zero. The arrays are not centred: distances do not depend on the
+    origin, and subtracting a mean that one far outlier pulls away would round off the small
+    coordinates (the search centres robustly itself).
     """
     n = train.shape[0]
     mean = train.mean(axis=0)
@@ -88,7 +90,7 @@ def standardize(train: Float, queries: Float) -> tuple[Float, Float]:
     eps = np.finfo(np.float64).eps
     constant = var <= n * eps * var + (n * mean * eps) ** 2
     scale = np.where(constant, 1.0, np.sqrt(var))
-    return (train - mean) / scale, (queries - mean) / scale
+    return train / scale, queries / scale
 
 
 @dataclass(frozen=True)

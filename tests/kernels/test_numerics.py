@@ -153,6 +153,25 @@ def test_nearest_cases(scale: float) -> None:
     )
 
 
+@pytest.mark.parametrize("scale", SCALES)
+def test_nearest_cases_standardized(scale: float) -> None:
+    """Standardised distances: the features divided by the training population SD (numpy,
+    two-pass), then exact distances; a mean pulled far away by the outliers must not round
+    off the small coordinates."""
+    train, queries = _cases(scale)
+    names = ["f0", "f1", "f2", "f3"]
+    train_frame = pl.DataFrame(train, schema=names).with_columns(label=pl.lit(1))
+    cases = fa.explain.nearest_cases(
+        train_frame, pl.DataFrame(queries, schema=names), features=names, k=4
+    )
+    sd = np.sqrt(((train - train.mean(axis=0)) ** 2).mean(axis=0))
+    expected_indices, expected_distances = _brute_force(train / sd, queries / sd, 4)
+    assert cases["case"].to_list() == expected_indices.ravel().tolist()
+    np.testing.assert_allclose(
+        cases["distance"].to_numpy(), expected_distances.ravel(), rtol=1e-12, atol=0
+    )
+
+
 @pytest.mark.parametrize("far", [*SCALES, "many"])
 def test_knn_far_rows_do_not_make_every_row_a_candidate(
     far: float | str, monkeypatch: pytest.MonkeyPatch
