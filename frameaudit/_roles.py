@@ -25,7 +25,10 @@ from frameaudit import _validate as validate
 from frameaudit._engine import Source, to_engine
 from frameaudit.exceptions import InvalidParameterError
 
-__all__ = ["RESERVED_PREFIX", "Bound", "Role", "bind", "column_names"]
+__all__ = ["RESERVED_PREFIX", "Bound", "Names", "Role", "bind", "column_names"]
+
+Names = str | Sequence[str]
+"""A role parameter that takes one column name or several (``group=["gender", "age"]``)."""
 
 RESERVED_PREFIX = "__fa_"
 """Internal columns start with this; a user column that does is refused with a clear error."""

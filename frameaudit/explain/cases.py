@@ -27,12 +27,11 @@ from frameaudit._engine import (
     require_kernel_engine,
 )
 from frameaudit._params import Flag, Integer, Optional, constraints
-from frameaudit._roles import Role, bind, column_names
+from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = ["euclidean_distance", "nearest_cases"]
 
-Names = str | Sequence[str]
 
 _WORKAROUND = "collect the feature, label and id columns of both frames into Polars first"
 

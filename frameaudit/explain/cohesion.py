@@ -18,7 +18,7 @@ put the paired rows back in order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -36,13 +36,12 @@ from frameaudit._engine import (
 )
 from frameaudit._expr import aggregate, null_float, over
 from frameaudit._params import Choice, Flag, Integer, Optional, Real, constraints
-from frameaudit._roles import Role, bind
+from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidParameterError
 
 __all__ = ["Method", "position_parity", "rank_alignment"]
 
 Method = Literal["topk", "alpha_jaccard"]
-Names = str | Sequence[str]
 Overall = str | int | float | bool | Mapping[Any, float] | Any
 
 _POS = "__fa_pos"  # position in the group's ranking

@@ -9,7 +9,7 @@ frame.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -18,7 +18,7 @@ from frameaudit import _validate as validate
 from frameaudit._engine import agreement_screen, cached, from_engine
 from frameaudit._expr import null_float
 from frameaudit._params import Flag, Real, constraints
-from frameaudit._roles import Role, bind
+from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import (
     FrameAuditError,
     InvalidDtypeError,
@@ -28,7 +28,6 @@ from frameaudit.exceptions import (
 
 __all__ = ["correspondence"]
 
-Names = str | Sequence[str]
 
 # every column the result may add (one row per query, or the summary with by=)
 _OUTPUTS = ("correspondence", "band", "n_queries", "n_undefined", "n_high", "n_medium", "n_low")

@@ -45,7 +45,7 @@ from frameaudit._expr import (
     safe_div,
 )
 from frameaudit._params import Flag, Integer, Optional, constraints
-from frameaudit._roles import Role, bind, column_names
+from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
@@ -57,7 +57,6 @@ __all__ = [
     "social_fairness_ratio",
 ]
 
-Names = str | Sequence[str]
 
 _CODE = "__fa_g"  # 1 for group a, 2 for group b, 0 for any other group, -1 for a centroid row
 _POINTS = "__fa_n"

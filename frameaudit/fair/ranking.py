@@ -29,7 +29,7 @@ from frameaudit._engine import (
 )
 from frameaudit._expr import WHOLE, aggregate, discount, null_float, over, partitioned, safe_div
 from frameaudit._params import Choice, Optional, Real, constraints
-from frameaudit._roles import Role, bind, column_names
+from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
 __all__ = [
@@ -54,7 +54,6 @@ Combo = Literal[
 COMBOS: tuple[Combo, ...] = get_args(Combo)
 
 GroupMapping = Mapping[Any, Any] | Any
-Names = str | Sequence[str]
 
 _NUM = "__fa_num"
 _DEN = "__fa_den"

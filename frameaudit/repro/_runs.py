@@ -19,10 +19,9 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._engine import Source, frame_from_columns
 from frameaudit._expr import WHOLE, partitioned, safe_div
-from frameaudit._roles import Role, bind
+from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidDtypeError
 
-Names = str | Sequence[str]
 EmptyUnion = Literal["null", 0, 1]
 EMPTY_UNION: tuple[EmptyUnion, ...] = ("null", 0, 1)
 

@@ -15,6 +15,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine import cached, from_engine
 from frameaudit._params import Choice, Flag, constraints
+from frameaudit._roles import Names
 from frameaudit.repro._runs import (
     EMPTY_UNION,
     PRED,
@@ -24,7 +25,6 @@ from frameaudit.repro._runs import (
     SAMPLE,
     TARGET,
     EmptyUnion,
-    Names,
     Runs,
     intersection_over_union,
     one_summary,
