@@ -15,6 +15,17 @@ With N_{g,c} the members of group g in cluster c, N_c the size of c, N_g and N t
 * :func:`silhouette_difference`: the groups' mean silhouette, an exact numpy/BLAS kernel run
   when the result is computed (in-memory engines only), with an opt-in sampled estimate.
 
+=========================  ===================================================================
+metric                     definition (P_g(c) = N_{g,c}/N_g, ρ_{g,c} = (N_{g,c}/N_c)/(N_g/N))
+=========================  ===================================================================
+cluster_balance            min over g ∈ {a, b} and clusters c of ρ_{g,c}
+min_cluster_ratio          min_c N_{a,c} / N_{b,c}
+cluster_distribution_tv    ½ Σ_c |P_a(c) − P_b(c)|
+cluster_distribution_kl    Σ_{c: P_a(c) > 0} P_a(c)·ln(P_a(c)/P_b(c))
+social_fairness_ratio      mean_{i∈a} D_i / mean_{i∈b} D_i, D_i the distance to the nearest centroid
+silhouette_difference      mean_{i∈b} s_i − mean_{i∈a} s_i, s_i the silhouette on all points
+=========================  ===================================================================
+
 Where frameaudit and holisticai 1.0.14 differ, the documentation's "Differences" page says so.
 """
 

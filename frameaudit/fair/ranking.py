@@ -5,8 +5,27 @@ tidy input: one row per ranked item, with its 1-based position (``rank``), its g
 optionally the ranking it belongs to, an item id, a relevance and a click-through rate.
 
 Group metrics reduce each group's rows (pooled over every ranking of a ``by`` partition) to a
-per-group value V_g, then combine the vector V with one of seven ``combo`` formulas. NDKL and IAA
-are single-number metrics. The definitions, and every place where frameaudit deliberately
+per-group value V_g, then combine the vector V with one of seven ``combo`` formulas
+(:func:`combine`). NDKL and IAA are single-number metrics. With k a row's position, sums over
+the rows of group g, and n_g its size (mapping items with ``groups=``, else distinct items with
+``item=``, else rows):
+
+=======  ==============================================================================
+metric   definition
+=======  ==============================================================================
+EXP      V_g = Σ 1/log2(k+1) / n_g
+EXPU     V_g = Σ 1/log2(k+1) / Σ relevance
+EXPRU    V_g = Σ ctr / Σ relevance
+AWRF     V_g = Σ 100·p·(1−p)^(k−1) / n_g
+ERBE     V_g = (1−γ)·Σ γ^(k−1)
+ERBP     V_g = (1−γ)·Σ γ^(k−1) / n_g
+ERBR     V_g = (1−γ)·Σ γ^(k−1) / (relevant items of g)
+ARP      V_g = mixed pairs won by g / mixed pairs involving g, from each row's order
+NDKL     per ranking Σ_i w_i·KL(P_i ‖ D) / Σ_i w_i, w_i = 1/log2(i+1), P_i the top-i mix;
+         the mean over the partition's rankings
+IAA      Σ_items |Σ_rankings 1/log2(k+1) − Σ_rankings relevance|
+=======  ==============================================================================
+ The definitions, and every place where frameaudit deliberately
 differs from FairRankTune 0.0.7, are in the documentation's "Differences" page.
 """
 
