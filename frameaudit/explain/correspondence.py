@@ -4,6 +4,11 @@ case-explainer's metric (source text: its ``metrics`` documentation). Input is t
 per (query, neighbour) with the neighbour's distance and label, and the query's predicted
 class on every row of the query. :func:`frameaudit.explain.nearest_cases` produces exactly that
 frame.
+
+With neighbour i at distance d_i with label y_i, the query's predicted class ĉ and class
+weights cw (1.0 for classes not listed): w_i = cw(y_i)/(d_i + 1)³ (``weighted=False``:
+w_i = cw(y_i)) and correspondence = Σ_{i: y_i = ĉ} w_i / Σ_i w_i, null when the sum is 0; the
+band is "high" (≥ 0.85), "medium" (≥ 0.70) or "low".
 """
 
 from __future__ import annotations

@@ -5,6 +5,20 @@ once; both follow from one number per sample — how many runs get it wrong — 
 O(k·n) with no join of runs. ``residual_consistency`` is the regression extension of error
 consistency: it compares the residuals of two runs sample by sample (a pairwise metric, with
 the same summaries as the classification ones).
+
+With e_r the error set of run r over n samples, w_s the number of runs wrong on sample s and
+r_a(s), r_b(s) two runs' residuals:
+
+=======================  ======================================================================
+metric                   definition
+=======================  ======================================================================
+total_consistency        |∩_r e_r| / |∪_r e_r| = #{s: w_s = k} / #{s: w_s > 0}
+leave_one_out            per run r, |∩_{q≠r} e_q| / |∪_{q≠r} e_q| over the other k − 1 runs
+residual_consistency     per pair, the mean over samples of ``ratio`` ρ = min(|r_a|,|r_b|) /
+                         max(|r_a|,|r_b|) or ``ratio-diff`` ||r_a| − |r_b|| / (|r_a| + |r_b|),
+                         times sign(r_a·r_b) for the ``-signed`` variants; two zero residuals
+                         give 1 for the ratios and 0 for the differences
+=======================  ======================================================================
 """
 
 from __future__ import annotations
