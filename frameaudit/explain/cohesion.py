@@ -6,6 +6,18 @@ seed). Input is tidy: one row per (group, feature) with the feature's importance
 overall ranking R is either the rows whose group equals ``overall=``, or a separate frame (or
 dict) of feature importances. Each group's ranking C_g is compared with R.
 
+With C_{g,i} the feature at position i of group g's ranking, R_i that of the overall ranking,
+n the number of features (or ``k``) and G the groups:
+
+=====================  ===========================================================================
+metric                 definition
+=====================  ===========================================================================
+position_parity        (1/G) Σ_g (1/n) Σ_i (1/i) Σ_{j≤i} [C_{g,j} = R_j]
+rank_alignment         (1/G) Σ_g (1/n) Σ_{j=1..n} |top_j(C_g) ∩ top_j(R)| / j
+  ``alpha_jaccard``    (1/G) Σ_g |A_g ∩ B| / |A_g ∪ B|, A_g and B the smallest top sets covering
+                       ``alpha`` of the total |importance| (holisticai 1.0.14's rank_alignment)
+=====================  ===========================================================================
+
 Order is descending absolute importance, ties broken by ascending feature name, so every
 ranking is deterministic. The plan is one ordered window that ranks every ranking, one join on
 (partition, feature) that gives each of a group's features its overall position, and one
@@ -13,7 +25,9 @@ aggregation per group that computes the metric and, from the same rows, the coun
 every group ranks the overall features (only a failed count runs the queries that name an
 offending feature). Sums over positions are turned into sums over features with the harmonic
 tail T(q) = Σ_{i=q}^{n} 1/i, computed once on the overall ranking, so no second window has to
-put the paired rows back in order.
+put the paired rows back in order: position parity equals (1/G) Σ_g (1/n) Σ_{j: C_{g,j} = R_j}
+T(j), and rank alignment (1/G) Σ_g (1/n) Σ_f T(max(p_C(f), p_R(f))) over the features f with
+their two positions (tests/reference/explain.py computes both plainly, by positions and sets).
 """
 
 from __future__ import annotations
