@@ -59,16 +59,6 @@ class Bound:
     source: Source
     columns: dict[str, list[str]]
 
-    def one(self, parameter: str) -> str:
-        """The one column of a single-column role."""
-        (name,) = self.columns[parameter]
-        return name
-
-    def optional(self, parameter: str) -> str | None:
-        """The column of an optional single-column role, or None when it was not given."""
-        names = self.columns[parameter]
-        return names[0] if names else None
-
 
 def column_names(role: Role) -> list[str]:
     """The column names a role parameter gives, after checking their form."""

@@ -35,15 +35,12 @@ __all__ = [
     "Rule",
     "as_names",
     "binary",
-    "choice",
     "distinct_within",
     "finite",
     "group_value",
     "in_range",
     "no_nulls",
     "non_empty",
-    "number_in_range",
-    "progress_flag",
     "require_dtype",
     "row_text",
     "unique_within",
@@ -62,42 +59,6 @@ def as_names(value: str | Sequence[str] | None, parameter: str) -> list[str]:
         msg = f"{parameter}={value!r}: expected a column name or a non-empty list of column names"
         raise InvalidParameterError(msg)
     return names
-
-
-def choice(parameter: str, value: Any, allowed: Sequence[Any]) -> None:
-    """Raise unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        raise InvalidParameterError.choice(parameter, value, allowed)
-
-
-def number_in_range(
-    parameter: str,
-    value: Any,
-    low: float,
-    high: float,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> float:
-    """Check a numeric parameter against an interval and return it as a float."""
-    interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-    if is_bool(value) or not isinstance(value, numbers.Real):
-        msg = f"{parameter}={value!r}: expected a number in {interval}, got {type(value).__name__}"
-        raise InvalidParameterError(msg)
-    number = float(value)
-    below = number < low or (low_open and number == low)
-    above = number > high or (high_open and number == high)
-    if math.isnan(number) or below or above:
-        msg = f"{parameter}={value!r}: expected a number in {interval}"
-        raise InvalidParameterError(msg)
-    return number
-
-
-def progress_flag(progress: object) -> None:
-    """Raise unless ``progress`` is True, False or None (None: "when the run is long")."""
-    if progress is not None and not isinstance(progress, bool):
-        msg = f"progress={progress!r}: expected True, False or None"
-        raise InvalidParameterError(msg)
 
 
 def _holds(dtype: Any, value: Any) -> bool | None:  # noqa: PLR0911 (one return per dtype family)

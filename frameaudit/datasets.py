@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from frameaudit._validate import number_in_range
+from frameaudit._params import Real
 from frameaudit.exceptions import InvalidParameterError
 
 __all__ = [
@@ -61,7 +61,7 @@ def _check_proportions(
         msg = f"group_proportions={group_proportions!r}: expected at least two groups"
         raise InvalidParameterError(msg)
     for value in values:
-        number_in_range("group_proportions", value, 0.0, 1.0, low_open=True)
+        Real(0.0, 1.0, low_open=True).check("group_proportions", value)
     proportions = np.asarray(values, dtype=np.float64)
     if not math.isclose(float(proportions.sum()), 1.0, abs_tol=1e-9):
         msg = (
@@ -110,7 +110,8 @@ def biased_rankings(
     ['a', 'a', 'b', 'b', 'b', 'b', 'b', 'b']
     """
     names, proportions = _check_proportions(group_proportions)
-    phi = number_in_range("phi", phi, 0.0, 1.0)
+    Real(0.0, 1.0).check("phi", phi)
+    phi = float(phi)
     if isinstance(num_items, bool) or not isinstance(num_items, int) or num_items < len(names):
         msg = (
             f"num_items={num_items!r}: expected an integer of at least the number of groups "

@@ -31,7 +31,6 @@ from frameaudit._engine.convert import (
     from_engine,
     is_bool,
     is_frame,
-    lazy_from_arrow,
     schema_names,
     to_engine,
 )
@@ -63,7 +62,6 @@ __all__ = [
     "group_silhouettes",
     "is_bool",
     "is_frame",
-    "lazy_from_arrow",
     "nearest_centroid_sums",
     "nearest_rows",
     "require_kernel_engine",

@@ -46,7 +46,6 @@ __all__ = [
     "from_engine",
     "is_bool",
     "is_frame",
-    "lazy_from_arrow",
     "schema_names",
     "to_engine",
 ]
@@ -267,7 +266,7 @@ def _polars_from_arrow(table: pa.Table) -> nw.LazyFrame[Any]:
     return nw.from_native(_table_to_polars(table).lazy())
 
 
-def lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
+def _lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
     """Build a small frame (a mapping, centroids) in the engine of ``like``."""
     if like.kind.on_polars:
         return _polars_from_arrow(table)
@@ -305,7 +304,7 @@ def frame_from_columns(
                 raise InvalidParameterError(msg) from None
         msg = f"{parameter}=: its values cannot form typed columns ({error})"
         raise InvalidParameterError(msg) from None
-    return lazy_from_arrow(table, like)
+    return _lazy_from_arrow(table, like)
 
 
 def _on_connection_of(relation: Any, table: pa.Table) -> Any:
@@ -333,7 +332,7 @@ def align(
         # a small frame (a mapping, centroids, an overall ranking); DuckDB joins only
         # relations of one connection, so it is rebuilt on the data's
         table = source.frame.collect().to_arrow()
-        return lazy_from_arrow(table, like)
+        return _lazy_from_arrow(table, like)
     msg = (
         f"{frame_name}: a {source.implementation} frame cannot be combined with a "
         f"{like.implementation} frame; pass it as an in-memory frame (Polars, pandas, pyarrow) "

@@ -71,8 +71,8 @@ import numpy as np
 import pandas as pd
 import polars as pl
 
-from frameaudit import _validate as validate
 from frameaudit import fair
+from frameaudit._params import Choice
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 from frameaudit.fair.ranking import COMBOS, Combo
 
@@ -175,7 +175,7 @@ def _group_metric(
     values: Mapping[str, tuple[str, Any]] | None = None,
     **options: Any,
 ) -> PerGroup:
-    validate.choice("combo", combo, COMBOS)
+    Choice(COMBOS).check("combo", combo)
     rankings = _rankings(ranking_df, item_group_dict)
     tidy = _with_values(rankings.tidy, values or {})
     per_group = metric(
@@ -446,7 +446,7 @@ def ARP(ranking_df: pd.DataFrame, item_group_dict: Mapping[Any, Any], combo: str
     (0.5, [0.75, 1.25])
 
     """
-    validate.choice("combo", combo, COMBOS)
+    Choice(COMBOS).check("combo", combo)
     rankings = _rankings(ranking_df, item_group_dict)
     one_group = (
         rankings.tidy.join(rankings.mapping, on=_ITEM)

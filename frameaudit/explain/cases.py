@@ -26,7 +26,7 @@ from frameaudit._engine import (
     nearest_rows,
     require_kernel_engine,
 )
-from frameaudit._params import Flag, Integer, Optional, constraints
+from frameaudit._params import Choice, Flag, Integer, Optional, constraints
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
@@ -260,7 +260,7 @@ def euclidean_distance(
     0.866
 
     """
-    validate.choice("backend", backend, ("narwhals", "polars"))
+    Choice(("narwhals", "polars")).check("backend", backend)
     left = validate.as_names(x, "x")
     right = validate.as_names(y, "y")
     if not left or len(left) != len(right):
