@@ -117,9 +117,13 @@ class Choice:
 
     values: Sequence[Any]
 
+    def holds(self, value: Any) -> bool:
+        """Whether ``value`` is one of the values."""
+        return any(type(value) is type(v) and value == v for v in self.values)
+
     def check(self, parameter: str, value: Any) -> None:
         """Raise unless ``value`` is one of the values (with a did-you-mean hint)."""
-        if not any(type(value) is type(v) and value == v for v in self.values):
+        if not self.holds(value):
             raise InvalidParameterError.choice(parameter, value, self.values)
 
     def invalid(self) -> list[Any]:
@@ -155,9 +159,7 @@ class Optional:
         if isinstance(self.inner, Flag) and not isinstance(value, bool):
             msg = f"{parameter}={value!r}: expected True, False or None"
             raise InvalidParameterError(msg)
-        if isinstance(self.inner, Choice) and not any(
-            type(value) is type(v) and value == v for v in self.inner.values
-        ):
+        if isinstance(self.inner, Choice) and not self.inner.holds(value):
             raise InvalidParameterError.choice(parameter, value, [*self.inner.values, None])
         self.inner.check(parameter, value)
 
