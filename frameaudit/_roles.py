@@ -69,16 +69,21 @@ def column_names(role: Role) -> list[str]:
         expected = "a column name (str) or a list of them" if role.many else "a column name (str)"
         msg = f"{parameter}=None: expected {expected}"
         raise InvalidParameterError(msg)
-    if isinstance(value, str):
-        return [value]
-    if not role.many:
+    if not role.many and not isinstance(value, str):
         msg = f"{parameter}={value!r}: expected one column name (str), got {type(value).__name__}"
         raise InvalidParameterError(msg)
-    names = validate.as_names(value, parameter)
+    names = [value] if isinstance(value, str) else validate.as_names(value, parameter)
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         msg = f"{parameter}={value!r}: column {repeated[0]!r} is listed more than once"
         raise InvalidParameterError(msg)
+    for name in names:
+        if name.startswith(RESERVED_PREFIX):
+            msg = (
+                f"{parameter}={name!r}: column names starting with {RESERVED_PREFIX!r} are "
+                "reserved for frameaudit's internal columns; rename the column"
+            )
+            raise InvalidParameterError(msg)
     return names
 
 
@@ -100,13 +105,6 @@ def bind(
     owner: dict[str, str] = {}
     for role in roles:
         for name in columns[role.parameter]:
-            if name.startswith(RESERVED_PREFIX):
-                msg = (
-                    f"{role.parameter}={name!r}: column names starting with "
-                    f"{RESERVED_PREFIX!r} are reserved for frameaudit's internal columns; "
-                    "rename the column"
-                )
-                raise InvalidParameterError(msg)
             if name in outputs:
                 msg = (
                     f"{role.parameter}={name!r}: {name!r} is an output column of this metric; "

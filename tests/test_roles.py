@@ -123,6 +123,16 @@ def test_roles_named_as_sharing_may_share_a_column() -> None:
             lambda df: fa.fair.exp(df.rename({"query": "__fa_all"}), by="__fa_all"),
             r"by='__fa_all': column names starting with '__fa_' are reserved",
         ),
+        (
+            # with groups= the group name is the mapping's column, not the frame's
+            lambda df: fa.fair.exp(
+                df.with_columns(item=pl.Series([1, 2, 1])),
+                item="item",
+                group="__fa_g",
+                groups={1: "a", 2: "b"},
+            ),
+            r"group='__fa_g': column names starting with '__fa_' are reserved",
+        ),
     ],
 )
 def test_families_bind_their_roles(call: Any, match: str) -> None:
