@@ -2,13 +2,16 @@
 
 ``constructor`` turns a canonical Polars DataFrame into each frame kind (rows shuffled, so no
 test can rely on input order); ``to_polars`` turns any result back into an eager Polars frame
-for comparison.
+for comparison; ``site`` is the documentation site, built once.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -83,6 +86,21 @@ def spark_session() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The documentation site, built once (``mkdocs build --strict``: a warning fails it)."""
+    out = tmp_path_factory.mktemp("site")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+    return out
 
 
 @pytest.fixture(
