@@ -2,12 +2,14 @@
 
 ``constructor`` turns a canonical Polars DataFrame into each frame kind (rows shuffled, so no
 test can rely on input order); ``to_polars`` turns any result back into an eager Polars frame
-for comparison; ``site`` is the documentation site, built once.
+for comparison; ``site`` is the documentation site, built once; ``final_bar`` reads a
+progress bar.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -149,3 +151,15 @@ def assert_frame_close(
         rel_tol=rel,
         abs_tol=abs_,
     )
+
+
+def final_bar(err: str) -> tuple[str, int, int]:
+    """The last state a closed tqdm bar drew on stderr, and its done and total counts.
+
+    tqdm redraws its line after a carriage return and ends it with a newline when closed.
+    """
+    assert err.endswith("\n"), f"the bar was not closed: {err!r}"
+    final = err.rstrip("\n").rsplit("\r", 1)[-1]
+    counts = re.search(r"\| (\d+)/(\d+) \[", final)
+    assert counts, final
+    return final, int(counts[1]), int(counts[2])

@@ -1,23 +1,24 @@
-"""What the numpy kernels share: the cores, the worker threads and a progress line."""
+"""What the numpy kernels share: the cores, the worker threads and a progress bar."""
 
 from __future__ import annotations
 
 import os
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = ["Progress", "in_parallel", "workers"]
 
 T = TypeVar("T")
 
-_PROGRESS_EVERY = 0.5  # seconds between progress updates
+_PROGRESS_EVERY = 0.5  # seconds between redraws of the progress bar
 
 
 def workers() -> int:
@@ -28,39 +29,42 @@ def workers() -> int:
 
 
 class Progress:
-    """A one-line progress report on stderr, redrawn at most every half second.
+    """A tqdm progress bar over ``total`` steps, or nothing when not ``enabled``.
 
-    ``step()`` may be called from several threads; ``unit`` names what is counted.
+    A context manager: the bar is closed on exit, also when the work raised. ``step()`` may be
+    called from several worker threads; ``unit`` names what is counted. The bar is
+    ``tqdm.auto``'s: a widget in Jupyter, a line on stderr elsewhere.
     """
 
     def __init__(self, total: int, label: str, *, enabled: bool, unit: str = "blocks") -> None:
-        self.total = total
-        self.label = label
-        self.enabled = enabled
-        self.unit = unit
-        self.done = 0
-        self.start = self.last = time.perf_counter()
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._bar: tqdm[Any] | None = None
+        if enabled:
+            # imported here: in Jupyter without ipywidgets, importing tqdm.auto warns
+            from tqdm.auto import tqdm as auto_tqdm  # noqa: PLC0415
+
+            self._bar = auto_tqdm(
+                total=total, desc=label, unit=f" {unit}", mininterval=_PROGRESS_EVERY
+            )
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def step(self) -> None:
-        with self.lock:
-            self.done += 1
-            if not self.enabled:
-                return
-            now = time.perf_counter()
-            if now - self.last < _PROGRESS_EVERY and self.done < self.total:
-                return
-            self.last = now
-            elapsed = now - self.start
-            left = elapsed * (self.total - self.done) / self.done
-            sys.stderr.write(
-                f"\r{self.label}: {100 * self.done / self.total:3.0f}% "
-                f"({self.done}/{self.total} {self.unit}, {elapsed:.0f} s elapsed, "
-                f"~{left:.0f} s left)"
-            )
-            if self.done == self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+        """Count one step done (thread-safe: tqdm's counter is not)."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.update(1)
+
+    def close(self) -> None:
+        """Draw the bar's final state and release it (once)."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
 
 
 # One BLAS thread per kernel worker. The limit is process-wide (BLAS has one thread count), so

@@ -394,10 +394,10 @@ def nearest(
         Bytes of screening scores per worker thread (a chunk's group minima and one tile of
         scores); the default keeps them in a core's cache.
     progress
-        Show a progress line on stderr: True, False, or None for "when the run is long"
+        Show a progress bar (tqdm): True, False, or None for "when the run is long"
         (more than 5·10⁹ query × training row pairs).
     label
-        What the progress line calls the computation.
+        What the progress bar calls the computation.
 
     Returns
     -------
@@ -431,8 +431,6 @@ def nearest(
     chunk = index.chunk_rows(memory_budget)
     starts = range(0, m, chunk)
     workers = min(len(starts), _shared.workers())
-    enabled = m * n > _PROGRESS_PAIRS if progress is None else progress
-    report = _shared.Progress(len(starts), label, enabled=enabled, unit="query chunks")
     # Chunks are handed out one at a time, so a worker slowed by other load on its core does
     # not hold up the result; each worker re-scores its candidates every _BATCH queries.
     pending: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -478,5 +476,7 @@ def nearest(
         if found:
             rescore(found)
 
-    _shared.in_parallel(work, workers)
+    enabled = m * n > _PROGRESS_PAIRS if progress is None else progress
+    with _shared.Progress(len(starts), label, enabled=enabled, unit="query chunks") as report:
+        _shared.in_parallel(work, workers)
     return indices, distances

@@ -51,7 +51,7 @@ _BLOCK = 256  # rows (and columns) of one block of distances: 512 KiB, it stays 
 _CLOSE = 1e-4  # pairs closer than this (relative, see the module docstring) are recomputed
 _CROWDED = 16  # a block with more than 1/16 of its pairs close is centred on its own
 _SUMS_BUDGET = 256 * 2**20  # bytes of per-point cluster sums allowed for the symmetric pass
-_PROGRESS_PAIRS = 5e8  # distances above which a run takes seconds: show a progress line
+_PROGRESS_PAIRS = 5e8  # distances above which a run takes seconds: show a progress bar
 
 
 def _indicator(labels: Index, start: int, stop: int) -> tuple[Float, Index]:
@@ -162,9 +162,6 @@ def _cluster_sums(
     row_blocks = len(range(0, m, _BLOCK))
     steps = len(columns) * (len(columns) + 1) // 2 if symmetric else row_blocks * len(columns)
     pairs = m * n / (2 if symmetric else 1)
-    report = _shared.Progress(
-        steps, label, enabled=pairs > _PROGRESS_PAIRS if progress is None else progress
-    )
     shared = np.zeros((m, k))
 
     def work(worker: int) -> Float:
@@ -197,7 +194,9 @@ def _cluster_sums(
                 report.step()
         return sums
 
-    partial = _shared.in_parallel(work, workers)
+    enabled = pairs > _PROGRESS_PAIRS if progress is None else progress
+    with _shared.Progress(steps, label, enabled=enabled) as report:
+        partial = _shared.in_parallel(work, workers)
     return np.sum(partial, axis=0) if symmetric else shared
 
 
@@ -234,10 +233,10 @@ def silhouette_samples(
         Optional row numbers: compute s_i for these points only (each still against all n
         points). None: every point.
     progress
-        Show a progress line on stderr: True, False, or None for "when the run is long"
+        Show a progress bar (tqdm): True, False, or None for "when the run is long"
         (more than 5·10⁸ distances).
     label
-        What the progress line calls the computation.
+        What the progress bar calls the computation.
 
     Returns
     -------

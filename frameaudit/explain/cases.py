@@ -82,9 +82,9 @@ def nearest_cases(
         Column(s) of ``queries`` copied onto each of its neighbour rows, e.g. the prediction
         that :func:`~frameaudit.explain.correspondence` compares with.
     progress
-        Show a progress line on stderr while the neighbours are searched: True, False, or None
-        for "when the search is long" (more than 5·10⁹ query × training row pairs, a few
-        seconds).
+        Show a progress bar (tqdm: on stderr, a widget in Jupyter) while the neighbours are
+        searched: True, False, or None for "when the search is long" (more than 5·10⁹ query ×
+        training row pairs, a few seconds).
 
     Returns
     -------

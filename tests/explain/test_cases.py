@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 from case_explainer import CaseExplainer
-from conftest import Constructor, assert_frame_close, to_polars
+from conftest import Constructor, assert_frame_close, final_bar, to_polars
 from reference import explain as ref
 from scipy.spatial.distance import euclidean
 from sklearn.neighbors import NearestNeighbors
@@ -259,7 +259,7 @@ def test_accessor_and_pipeline() -> None:
     assert_frame_close(via_namespace.explain.correspondence(), fa.explain.correspondence(direct))
 
 
-def test_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
     train, queries, labels = _data(0, 300, 500)
     train_frame, query_frame = _frames(train, queries, labels)
     quiet = fa.explain.nearest_cases(train_frame, query_frame, features=FEATURES, k=3)
@@ -267,19 +267,17 @@ def test_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
     shown = fa.explain.nearest_cases(
         train_frame, query_frame, features=FEATURES, k=3, progress=True
     )
-    err = capsys.readouterr().err
-    assert err.startswith("\rnearest_cases: ")
-    assert " query chunks, " in err
-    assert "100% (" in err
-    assert err.endswith(" s left)\n")
+    final, done, total = final_bar(capsys.readouterr().err)
+    assert final.startswith("nearest_cases: 100%|")
+    assert " query chunks/s]" in final
+    assert done == total
     assert_frame_close(shown, quiet)
     # the kernel's own default: silent below its threshold, the label given
     knn.nearest(train, queries, 3, progress=True, memory_budget=4096, label="search")
-    err = capsys.readouterr().err
-    assert err.startswith("\rsearch: ")
-    chunks = int(err.rsplit("/", 1)[1].split()[0])
-    assert chunks > 1  # a small budget makes several chunks, each one counted
-    assert f"({chunks}/{chunks} query chunks" in err
+    final, done, total = final_bar(capsys.readouterr().err)
+    assert final.startswith("search: 100%|")
+    assert total > 1  # a small budget makes several chunks, each one counted
+    assert done == total
 
 
 # --- errors -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import final_bar
 from reference import clustering as ref
 from sklearn.datasets import make_blobs
 from threadpoolctl import threadpool_info
@@ -102,15 +103,16 @@ def test_memory_is_bounded() -> None:
     assert peak < 16 * 2**20
 
 
-def test_progress_line(capsys: pytest.CaptureFixture[str]) -> None:
-    x, labels = _blobs(600)
-    silhouette.silhouette_samples(x, labels)
+def test_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    x, labels = _blobs(3_000)
+    silent = silhouette.silhouette_samples(x, labels)
     assert capsys.readouterr().err == ""  # short runs are silent by default
-    silhouette.silhouette_samples(x, labels, progress=True, label="silhouette_difference")
-    err = capsys.readouterr().err
-    assert err.startswith("\rsilhouette_difference: ")
-    assert "100% (" in err
-    assert err.endswith(" s left)\n")
+    shown = silhouette.silhouette_samples(x, labels, progress=True, label="silhouette_difference")
+    last, done, total = final_bar(capsys.readouterr().err)
+    assert last.startswith("silhouette_difference: 100%|")
+    assert done == total > 1  # every block counted
+    assert " blocks/s]" in last
+    np.testing.assert_array_equal(shown, silent)
 
 
 def test_group_silhouette_exact_and_whole_sample() -> None:
