@@ -4,6 +4,7 @@
 clustering``, ``repro`` and ``explain`` print the other families' reports, ``frameaudit demo
 all`` every one. ``frameaudit report FAMILY FILE --role column ...`` prints the same report for
 a Parquet, CSV, Arrow IPC or NDJSON file, with the file's column names given as options.
+``frameaudit --version`` prints the installed version.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -384,9 +386,18 @@ def _report_parser(commands: Any) -> None:
     )
 
 
+def _installed_version() -> str:
+    """The version of the installed frameaudit distribution (its metadata, not the source)."""
+    try:
+        return metadata.version("frameaudit")
+    except metadata.PackageNotFoundError:
+        return "(not installed: no package metadata; pip install -e .)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``frameaudit`` command."""
     parser = argparse.ArgumentParser(prog="frameaudit", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser(
         "demo", help="run the metrics on a built-in example and print a report"

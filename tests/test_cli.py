@@ -3,12 +3,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 
+import frameaudit
 from frameaudit import cli, explain, fair, repro
 from frameaudit.datasets import (
     cases_example,
@@ -99,6 +101,41 @@ def test_console_script_runs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "MinMaxRatio" in result.stdout
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--version", "demo"]])
+def test_version_is_the_installed_distributions(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"frameaudit {metadata.version('frameaudit')}\n"
+    # the package's own __version__ says the same (a release bumps both)
+    assert frameaudit.__version__ == metadata.version("frameaudit")
+
+
+def test_version_without_package_metadata(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(cli.metadata, "version", missing)
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert "not installed" in capsys.readouterr().out
+
+
+def test_version_console_script() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "frameaudit.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"frameaudit {metadata.version('frameaudit')}\n"
 
 
 def test_demo_requires_a_command() -> None:
