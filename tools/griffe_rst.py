@@ -14,6 +14,8 @@ this rewrites it:
 * ``:math:`...``` becomes inline math and ``.. math::`` display math (pymdownx.arithmatex).
 * Inline literals (````x````) become code spans; simple tables become Markdown tables;
   ``::`` literal blocks and ``.. code-block::`` become fenced code.
+* A Returns (Yields, Receives) section written as prose becomes the description of a value
+  without name or type: numpydoc would read each of its lines as a type.
 
 Doctest examples (``>>>`` to the next blank line) and fenced code are left as they are.
 Enable it in ``mkdocs.yml`` under the python handler's ``extensions``.
