@@ -22,9 +22,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from frameaudit._engine import MAX_SEED
 from frameaudit.exceptions import InvalidParameterError
 
-__all__ = ["Choice", "Constraint", "Flag", "Integer", "Optional", "Real", "constraints"]
+__all__ = [
+    "UNCERTAINTY",
+    "Choice",
+    "Constraint",
+    "Flag",
+    "Integer",
+    "Optional",
+    "Real",
+    "constraints",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -194,3 +204,11 @@ def constraints(**declared: Constraint) -> Callable[[F], F]:
         return checked  # type: ignore[return-value]
 
     return decorate
+
+
+UNCERTAINTY: dict[str, Constraint] = {
+    "ci": Optional(Real(0.0, 1.0, low_open=True, high_open=True)),
+    "n_boot": Integer(2),
+    "seed": Integer(0, MAX_SEED),
+}
+"""The interval options of every metric with a resampling unit (``ci``, ``n_boot``, ``seed``)."""

@@ -23,6 +23,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine import Check, Rule, count_distinct, is_bool, sorted_screen
+from frameaudit._expr import aggregate
 from frameaudit.exceptions import (
     FrameAuditError,
     InvalidDtypeError,
@@ -420,3 +421,30 @@ def values_present(
 
     rules = tuple(rule(name, value) for name, value in values.items())
     return Check(frame=None, error=None, base=frame, rules=rules)
+
+
+def constant_within(
+    frame: nw.LazyFrame[Any], partition: Sequence[str], column: str, parameter: str, within: str
+) -> Check:
+    """Within each partition (a ``within``, e.g. "ranking"), ``column`` holds a single value."""
+    partition = list(partition)
+    spread = aggregate(
+        frame,
+        partition,
+        nw.col(column).min().alias("__fa_lo"),
+        nw.col(column).max().alias("__fa_hi"),
+    )
+    offenders = spread.filter(nw.col("__fa_lo") != nw.col("__fa_hi"))
+    counts = offenders.select(nw.len().alias("n"))
+
+    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
+        if not row["n"]:
+            return None
+        msg = (
+            f"{parameter}={column!r}: expected one value within each {within}, found "
+            f"{row['n']} {within}(s) with several"
+        )
+        example = _example_text(_first_offender(offenders, partition), partition)
+        return InvalidValueError(f"{msg} (e.g. {example})" if example else msg)
+
+    return Check(counts, error)

@@ -75,7 +75,8 @@ def _ranking_sections(
             continue
         metric = getattr(fair, name)
         values = metric(log, **roles, **extra, combo=None)
-        per_group = values if per_group is None else per_group.join(values, on=groups)
+        # every group metric reports the same group sizes n: shown once
+        per_group = values if per_group is None else per_group.join(values.drop("n"), on=groups)
         # the metric runs once; every combo combines its per-group values
         row = pl.concat(
             [fair.combine(values, metric=name, combo=c).rename({name: c}) for c in fair.COMBOS],

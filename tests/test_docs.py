@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import polars as pl
+
 from frameaudit import datasets, explain, fair, repro
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,3 +31,18 @@ def test_readme_commands_match_ci() -> None:
     command = ci.strip().splitlines()[-1]
     assert command in readme
     assert "frameaudit demo" in readme
+
+
+def test_uncertainty_page_shows_what_its_example_prints() -> None:
+    """The page's example output is what the code prints today (every number in it)."""
+    import contextlib
+    import io
+    import re
+
+    page = (ROOT / "docs" / "uncertainty.md").read_text()
+    code, shown = re.search(r"```python\n(.*?)```\n\n```text\n(.*?)```", page, re.S).groups()  # type: ignore[union-attr]
+    printed = io.StringIO()
+    # the example sets Polars' display options: restored afterwards for the other tests
+    with pl.Config(), contextlib.redirect_stdout(printed):
+        exec(compile(code, "uncertainty.md", "exec"), {})
+    assert printed.getvalue() == shown

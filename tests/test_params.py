@@ -24,7 +24,7 @@ ROLES = {
     *("cluster", "features", "centroids", "a", "b"),
     *("run", "target", "prediction"),
     *("query", "distance", "label", "predicted", "class_weights", "id", "carry"),
-    *("feature", "importance", "overall", "metric"),
+    *("feature", "importance", "overall", "metric", "weight"),
 }
 
 

@@ -11,7 +11,8 @@ on every engine:
   with its result (inside the plan on Polars, as one query on the other engines);
 * :mod:`~frameaudit._engine.plans`: the plan steps whose best form depends on the engine;
 * :mod:`~frameaudit._engine.screens`: native Polars screens over neighbouring rows;
-* :mod:`~frameaudit._engine.kernels`: the numpy kernels run on a plan's rows.
+* :mod:`~frameaudit._engine.kernels`: the numpy kernels run on a plan's rows;
+* :mod:`~frameaudit._engine.resample`: the bootstrap's unit counts and percentile intervals.
 
 The imports go one way: this package uses :mod:`frameaudit._expr`,
 :mod:`frameaudit.exceptions` and :mod:`frameaudit._kernels`, and nothing that uses it
@@ -43,10 +44,27 @@ from frameaudit._engine.kernels import (
     run_kernel,
 )
 from frameaudit._engine.plans import cached, count_distinct
+from frameaudit._engine.resample import (
+    COUNT,
+    MAX_SEED,
+    POINT,
+    REPLICATE,
+    UNDEFINED,
+    Bootstrap,
+    interval,
+    replicates,
+    unit_counts,
+)
 from frameaudit._engine.screens import agreement_screen, sorted_screen
 
 __all__ = [
+    "COUNT",
+    "MAX_SEED",
     "NEIGHBOURS",
+    "POINT",
+    "REPLICATE",
+    "UNDEFINED",
+    "Bootstrap",
     "Check",
     "Kind",
     "PolarsExpr",
@@ -60,13 +78,16 @@ __all__ = [
     "frame_from_columns",
     "from_engine",
     "group_silhouettes",
+    "interval",
     "is_bool",
     "is_frame",
     "nearest_centroid_sums",
     "nearest_rows",
+    "replicates",
     "require_kernel_engine",
     "run_kernel",
     "schema_names",
     "sorted_screen",
     "to_engine",
+    "unit_counts",
 ]

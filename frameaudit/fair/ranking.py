@@ -25,7 +25,7 @@ NDKL     per ranking Σ_i w_i·KL(P_i ‖ D) / Σ_i w_i, w_i = 1/log2(i+1), P_i 
          the mean over the partition's rankings
 IAA      Σ_items |Σ_rankings 1/log2(k+1) − Σ_rankings relevance|
 =======  ==============================================================================
- The definitions, and every place where frameaudit deliberately
+The definitions, and every place where frameaudit deliberately
 differs from FairRankTune 0.0.7, are in the documentation's "Differences" page.
 """
 
@@ -39,15 +39,22 @@ import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
 from frameaudit._engine import (
+    COUNT,
+    REPLICATE,
+    UNDEFINED,
+    Bootstrap,
     Source,
     align,
     cached,
     count_distinct,
     frame_from_columns,
     from_engine,
+    interval,
+    replicates,
+    unit_counts,
 )
 from frameaudit._expr import WHOLE, aggregate, discount, null_float, over, partitioned, safe_div
-from frameaudit._params import Choice, Optional, Real, constraints
+from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, constraints
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
@@ -79,6 +86,13 @@ _DEN = "__fa_den"
 _SIZE = "__fa_size"
 _ORDER = "__fa_order"
 _RANKINGS = "__fa_n_ranking"
+_ROWS = "__fa_rows"
+UNITS = "rankings"
+"""The output column with the number of rankings behind a value (with ``ci=``)."""
+
+
+def _bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
+    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
 
 
 @dataclass
@@ -95,6 +109,18 @@ class _Prepared:
     item: str | None
     mapping: nw.LazyFrame[Any] | None
     checks: list[validate.Check] = field(default_factory=list)
+    weight: str | None = None
+    bootstrap: Bootstrap | None = None
+    replicated: nw.LazyFrame[Any] | None = None
+
+    @property
+    def estimates(self) -> list[str]:
+        """The keys of one estimate: the partition, and with a bootstrap the replicate."""
+        return [*self.partition, REPLICATE] if self.bootstrap else self.partition
+
+    def row_weight(self) -> nw.Expr:
+        """The weight of a row: its ranking's unit weight (``weight=``), else 1."""
+        return nw.col(self.weight).cast(nw.Float64) if self.weight else nw.lit(1.0)
 
 
 def _prepare(
@@ -109,9 +135,18 @@ def _prepare(
     by: Names | None,
     values: Mapping[str, str] | None = None,
     grouped: bool = True,
+    weight: str | None = None,
+    bootstrap: Bootstrap | None = None,
+    per_group: bool = False,
 ) -> _Prepared:
     """Validate the schema, bring the frame into the engine, join the group mapping."""
     values = dict(values or {})
+    if bootstrap is not None and ranking is None:
+        msg = (
+            f"ci={bootstrap.level!r}: intervals resample rankings; give ranking= the column(s) "
+            "identifying them (a single ranking gives no interval)"
+        )
+        raise InvalidParameterError(msg)
     if groups is not None:
         if isinstance(group, (list, tuple)):
             msg = (
@@ -137,9 +172,14 @@ def _prepare(
             Role("item", item, optional=True),
             Role("by", by, many=True, optional=True),
             *(Role(parameter, column, dtype="numeric") for parameter, column in values.items()),
+            Role("weight", weight, optional=True, dtype="numeric"),
         ],
         sharing=[frozenset(("by", "ranking"))],
-        outputs=[metric],
+        outputs=[
+            metric,
+            *(["n"] if per_group else []),
+            *([f"{metric}_lo", f"{metric}_hi", UNITS, UNDEFINED] if bootstrap else []),
+        ],
     )
     source = bound.source
     lf = source.frame
@@ -167,6 +207,14 @@ def _prepare(
     # positions usually come sorted within a ranking, items seldom
     screen = [rank] if source.in_memory else []
     checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
+    if weight is not None:
+        checks += [
+            validate.in_range(lf, weight, "weight", 0, None),
+            validate.finite(lf, {weight: f"weight={weight!r}"}),
+            validate.constant_within(lf, rankings, weight, "weight", "ranking"),
+        ]
+        # weight 0 leaves the ranking out, from the sums and from the group sizes alike
+        lf = lf.filter(nw.col(weight) > 0)
     mapping = None
     if groups is not None:
         assert item is not None
@@ -175,8 +223,21 @@ def _prepare(
         lf = lf.join(mapping, on=item, how="left")
         unmapped = lf.filter(nw.col(group_names[0]).is_null()).select(nw.col(item))
         checks.append(_unmapped_check(unmapped, item))
+    replicated = None if bootstrap is None else cached(replicates(lf, rankings, bootstrap, source))
     return _Prepared(
-        source, lf, by_names, partition, rankings, group_names, rank, item, mapping, checks
+        source,
+        lf,
+        by_names,
+        partition,
+        rankings,
+        group_names,
+        rank,
+        item,
+        mapping,
+        checks,
+        weight,
+        bootstrap,
+        replicated,
     )
 
 
@@ -232,11 +293,60 @@ def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> validate.Check:
     return validate.Check(both, error)
 
 
-def _mapping_sizes(prep: _Prepared) -> nw.LazyFrame[Any]:
-    """n_g for every (partition, group of the mapping): the mapping's groups and sizes."""
-    assert prep.mapping is not None
-    sizes = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
-    return prep.frame.select(prep.partition).unique().join(sizes, how="cross")
+def _over_units(
+    prep: _Prepared, frame: nw.LazyFrame[Any], keys: Sequence[str], sums: Sequence[str]
+) -> nw.LazyFrame[Any]:
+    """The columns ``sums`` summed per (estimate, ``keys``).
+
+    Without a bootstrap, over the partition's rows. With one, over its rankings, each counted
+    k_{b,u} times in replicate b (and once in the point estimate): the rows are first summed
+    per ranking, so that the replicates multiply rankings × groups, not rows.
+    """
+    if prep.replicated is None:
+        return aggregate(frame, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
+    per_unit = aggregate(frame, [*prep.rankings, *keys], *(nw.col(c).sum() for c in sums))
+    counted = per_unit.join(prep.replicated, on=prep.rankings, how="inner").with_columns(
+        *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums)
+    )
+    return aggregate(counted, [*prep.estimates, *keys], *(nw.col(c).sum() for c in sums))
+
+
+def _distinct_items(prep: _Prepared) -> nw.LazyFrame[Any]:
+    """n_g as distinct items per (estimate, group); in a replicate, of its drawn rankings.
+
+    Not a sum over rankings (an item ranked twice counts once), so a bootstrap pairs every row
+    with every replicate that draws its ranking: rows × n_boot × (1 − 1/e) pairs.
+    """
+    assert prep.item is not None
+    keys = [*prep.estimates, *prep.groups]
+    frame = prep.frame
+    if prep.replicated is not None:
+        drawn = prep.replicated.filter(nw.col(COUNT) > 0)
+        frame = frame.select(*prep.rankings, *prep.groups, prep.item).join(
+            drawn, on=prep.rankings, how="inner"
+        )
+    return count_distinct(frame, keys, {prep.item: _SIZE})
+
+
+def _with_sizes(prep: _Prepared, sums: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """``sums`` (per estimate and group, with the weighted row count ``_ROWS``) with n_g.
+
+    n_g is the mapping's (joined by :func:`_per_group`), else the distinct items when the same
+    items may appear in several rankings, else the (weighted) rows.
+    """
+    if prep.mapping is not None:
+        return sums
+    if prep.item is not None and prep.rankings != prep.partition:
+        keys = [*prep.estimates, *prep.groups]
+        return sums.join(_distinct_items(prep), on=keys, how="left")
+    return sums.with_columns(nw.col(_ROWS).alias(_SIZE))
+
+
+def _estimate_keys(prep: _Prepared) -> nw.LazyFrame[Any]:
+    """The distinct estimates: the partitions (with a bootstrap, × the replicates)."""
+    if prep.replicated is None:
+        return prep.frame.select(prep.partition).unique()
+    return prep.replicated.select(prep.estimates).unique()
 
 
 def _per_group(
@@ -245,31 +355,61 @@ def _per_group(
     metric: str,
     denominator: Literal["size", "sum", "one"],
 ) -> nw.LazyFrame[Any]:
-    """V_g = num / den per (partition, group) over the group universe.
+    """V_g = num / den and n_g per (estimate, group) over the group universe.
 
-    ``sums`` holds, per (partition, group) that occurs, the summed numerator ``_NUM``, for
-    ``denominator="sum"`` the summed ``_DEN``, and for ``"size"`` without a mapping the group
-    size ``_SIZE``.
+    ``sums`` holds, per (estimate, group) that occurs, the summed numerator ``_NUM``, the
+    weighted row count ``_ROWS``, for ``denominator="sum"`` the summed ``_DEN``, and without
+    a mapping the group size ``_SIZE``. With a mapping, its groups and sizes are the universe;
+    without one, a group no drawn ranking holds is not in a replicate's universe.
     """
-    keys = [*prep.partition, *prep.groups]
+    keys = [*prep.estimates, *prep.groups]
+    filled = [nw.col(c).fill_null(0.0) for c in (_NUM, _ROWS, _DEN) if c in sums.collect_schema()]
     if prep.mapping is not None:
-        filled = [nw.col(_NUM).fill_null(0.0)]
-        if denominator == "sum":
-            filled.append(nw.col(_DEN).fill_null(0.0))
-        sums = _mapping_sizes(prep).join(sums, on=keys, how="left").with_columns(*filled)
+        sizes = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
+        universe = _estimate_keys(prep).join(sizes, how="cross")
+        sums = universe.join(sums, on=keys, how="left").with_columns(*filled)
+    elif prep.replicated is not None:
+        sums = sums.filter(nw.col(_ROWS) > 0)
     den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
-    return sums.select(*keys, safe_div(nw.col(_NUM), den).alias(metric))
+    value = safe_div(nw.col(_NUM), den).alias(metric)
+    if _SIZE not in sums.collect_schema():
+        return sums.select(*keys, value)
+    size = nw.col(_SIZE).cast(nw.Float64 if prep.weight else nw.Int64)
+    return sums.select(*keys, value, size.alias(_SIZE))
 
 
 def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combo | None) -> Any:
     """Apply the combo (or return the per-group frame) and hand back the caller's kind."""
     if combo is None:
-        result = per_group.select(*prep.by, *prep.groups, metric)
-        return from_engine(
-            result, prep.source, sort_by=[*prep.by, *prep.groups], checks=prep.checks
+        return _conclude(prep, per_group, metric, prep.groups, also=[_SIZE])
+    combined = _combine(per_group, prep.estimates, metric, combo)
+    return _conclude(prep, combined, metric, [])
+
+
+def _conclude(
+    prep: _Prepared,
+    values: nw.LazyFrame[Any],
+    metric: str,
+    keys: Sequence[str],
+    also: Sequence[str] = (),
+) -> Any:
+    """Per (partition, ``keys``): the value (with a bootstrap, its interval), in the caller's kind.
+
+    ``values`` holds the value ``metric`` and the columns ``also`` per (estimate, ``keys``);
+    the group size ``_SIZE`` among them is shown as ``n``.
+    """
+    shown = [*prep.by, *keys]
+    if prep.bootstrap is None:
+        result = values.select(*shown, metric, *also)
+    else:
+        assert prep.replicated is not None
+        units = unit_counts(prep.replicated, prep.partition, UNITS)
+        summary = interval(
+            values, [*prep.partition, *keys], metric, prep.bootstrap, units=units, also=also
         )
-    combined = _combine(per_group, prep.partition, metric, combo).select(*prep.by, metric)
-    return from_engine(combined, prep.source, sort_by=prep.by, checks=prep.checks)
+        result = summary.drop(*(c for c in prep.partition if c not in prep.by))
+    result = result.rename({_SIZE: "n"}) if _SIZE in also else result
+    return from_engine(result, prep.source, sort_by=shown, checks=prep.checks)
 
 
 @constraints(combo=Choice(COMBOS))
@@ -421,6 +561,8 @@ def _pooled_metric(
     groups: GroupMapping | None,
     by: Names | None,
     combo: Combo | None,
+    weight: str | None,
+    bootstrap: Bootstrap | None,
     values: Mapping[str, str] | None = None,
     binary_relevance: bool = False,
 ) -> Any:
@@ -436,33 +578,26 @@ def _pooled_metric(
         groups=groups,
         by=by,
         values=values,
+        weight=weight,
+        bootstrap=bootstrap,
+        per_group=combo is None,
     )
     if binary_relevance:
         prep.checks.append(
             validate.binary(prep.frame, values["relevance"], "relevance", metric.upper())
         )
-    columns = [numerator.cast(nw.Float64).alias(_NUM)]
-    aggregations = [nw.col(_NUM).sum()]
+    weighted = prep.row_weight()
+    columns = {_NUM: numerator.cast(nw.Float64) * weighted, _ROWS: weighted}
     if denominator == "sum":
-        columns.append(nw.col(values["relevance"]).cast(nw.Float64).alias(_DEN))
-        aggregations.append(nw.col(_DEN).sum())
-    # n_g counts distinct items when the same items appear in several rankings; when each
-    # partition is one ranking, its items are distinct (checked) and n_g is the row count
-    several = prep.rankings != prep.partition
-    distinct_items: dict[str, str] = {}
-    if denominator == "size" and prep.mapping is None:
-        if prep.item is not None and several:
-            distinct_items[prep.item] = _SIZE
-        else:
-            aggregations.append(nw.len().alias(_SIZE))
-    keys = [*prep.partition, *prep.groups]
-    sums = count_distinct(
-        prep.frame.with_columns(*columns), keys, distinct_items, also=aggregations
-    )
+        columns[_DEN] = nw.col(values["relevance"]).cast(nw.Float64) * weighted
+    rows = prep.frame.with_columns(*(expr.alias(name) for name, expr in columns.items()))
+    sums = _over_units(prep, rows, prep.groups, list(columns))
+    if denominator == "size" or combo is None:
+        sums = _with_sizes(prep, sums)
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
-@constraints(combo=Optional(Choice(COMBOS)))
+@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def exp(
     frame: Any,
     *,
@@ -473,6 +608,10 @@ def exp(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Group exposure (EXP; Singh & Joachims 2018, Diaz et al. 2020).
 
@@ -503,11 +642,27 @@ def exp(
         Column(s): one independent result per partition.
     combo
         How per-group values are combined; one of ``COMBOS``. None returns the per-group values.
+    weight
+        Column of unit weights: non-negative, finite, constant within each ranking (e.g. a
+        query's traffic). Every sum over rankings becomes a weighted sum: an integer weight k
+        gives the value of the ranking repeated k times, 0 leaves the ranking out.
+    ci
+        Confidence level in (0, 1) of a percentile bootstrap interval over the rankings
+        (``ranking=`` required), e.g. 0.95. None: no interval.
+    n_boot
+        Number of bootstrap replicates (at least 2).
+    seed
+        Seed of the replicates' Poisson(1) ranking counts, in [0, 2^31 − 2]: the same seed
+        gives the same interval on every engine and in any row order.
 
     Returns
     -------
     A frame of the input's kind: the ``by`` columns and ``exp`` (Float64), one row per
-    partition, sorted by ``by``; with ``combo=None``, one row per (partition, group).
+    partition, sorted by ``by``; with ``combo=None``, one row per (partition, group), with
+    the group size ``n`` (Int64; Float64, the weighted size, with ``weight=``). With ``ci``,
+    ``exp_lo`` and ``exp_hi`` follow the value, and ``rankings`` (the rankings behind it; the
+    interval is null below 2) and ``undefined_replicates`` (replicates whose value is
+    undefined, e.g. where a group is not drawn, left out of the interval) close the row.
 
     Notes
     -----
@@ -519,16 +674,16 @@ def exp(
     >>> import polars as pl
     >>> import frameaudit as fa
     >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "b", "a", "b"]})
-    >>> fa.fair.exp(df, combo=None)
-    shape: (2, 2)
-    ┌───────┬──────────┐
-    │ group ┆ exp      │
-    │ ---   ┆ ---      │
-    │ str   ┆ f64      │
-    ╞═══════╪══════════╡
-    │ a     ┆ 0.75     │
-    │ b     ┆ 0.530803 │
-    └───────┴──────────┘
+    >>> fa.fair.exp(df, combo=None)  # a: (1 + 1/log2 4) / 2 rows
+    shape: (2, 3)
+    ┌───────┬──────────┬─────┐
+    │ group ┆ exp      ┆ n   │
+    │ ---   ┆ ---      ┆ --- │
+    │ str   ┆ f64      ┆ i64 │
+    ╞═══════╪══════════╪═════╡
+    │ a     ┆ 0.75     ┆ 2   │
+    │ b     ┆ 0.530803 ┆ 2   │
+    └───────┴──────────┴─────┘
     >>> round(fa.fair.exp(df).item(), 6)
     0.707738
     """
@@ -544,10 +699,12 @@ def exp(
         groups=groups,
         by=by,
         combo=combo,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
-@constraints(combo=Optional(Choice(COMBOS)))
+@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def expu(
     frame: Any,
     *,
@@ -559,6 +716,10 @@ def expu(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Exposure utility (EXPU; Singh & Joachims 2018, Raj & Ekstrand 2022).
 
@@ -588,11 +749,13 @@ def expu(
         groups=groups,
         by=by,
         combo=combo,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
         values={"relevance": relevance},
     )
 
 
-@constraints(combo=Optional(Choice(COMBOS)))
+@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def expru(
     frame: Any,
     *,
@@ -605,6 +768,10 @@ def expru(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Exposure realized utility (EXPRU; Singh & Joachims 2018).
 
@@ -633,11 +800,13 @@ def expru(
         groups=groups,
         by=by,
         combo=combo,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
         values={"relevance": relevance, "ctr": ctr},
     )
 
 
-@constraints(p=Real(0.0, 1.0, low_open=True), combo=Optional(Choice(COMBOS)))
+@constraints(p=Real(0.0, 1.0, low_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def awrf(
     frame: Any,
     *,
@@ -649,6 +818,10 @@ def awrf(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Attention-weighted rank fairness (AWRF; Sapiezynski et al. 2019).
 
@@ -679,6 +852,8 @@ def awrf(
         groups=groups,
         by=by,
         combo=combo,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
@@ -688,7 +863,7 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
     return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
 
 
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)))
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def erbe(
     frame: Any,
     *,
@@ -700,6 +875,10 @@ def erbe(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Exposure rank-biased-precision equality (ERBE; Kirnap et al. 2021).
 
@@ -727,10 +906,12 @@ def erbe(
         groups=groups,
         by=by,
         combo=combo,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)))
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def erbp(
     frame: Any,
     *,
@@ -742,6 +923,10 @@ def erbp(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Exposure rank-biased-precision proportionality (ERBP; Kirnap et al. 2021).
 
@@ -769,10 +954,12 @@ def erbp(
         groups=groups,
         by=by,
         combo=combo,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)))
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def erbr(
     frame: Any,
     *,
@@ -785,6 +972,10 @@ def erbr(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Exposure rank-biased-precision proportional to relevance (ERBR; Kirnap et al. 2021).
 
@@ -813,6 +1004,8 @@ def erbr(
         groups=groups,
         by=by,
         combo=combo,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
         values={"relevance": relevance},
         binary_relevance=True,
     )
@@ -834,7 +1027,7 @@ def _order_within(rank: str, partition: Sequence[str]) -> nw.Expr:
     return over(nw.col(rank).rank(method="ordinal"), partition).cast(nw.Int64)
 
 
-@constraints(combo=Optional(Choice(COMBOS)))
+@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
 def arp(
     frame: Any,
     *,
@@ -845,6 +1038,10 @@ def arp(
     groups: GroupMapping | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Attribute rank parity (ARP; Cachel et al. 2022).
 
@@ -869,15 +1066,27 @@ def arp(
     [0.75, 0.25]
     """
     prep = _prepare(
-        frame, "arp", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
+        frame,
+        "arp",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
+        per_group=combo is None,
     )
     ngr = nw.col("__fa_ngr")
+    weighted = prep.row_weight()
     per_ranking = (
         aggregate(
             _with_order(prep, "arp"),
             [*prep.rankings, *prep.groups],
             nw.col(_ORDER).cast(nw.Float64).sum().alias("__fa_sum_order"),
             nw.len().alias("__fa_ngr"),
+            *([nw.col(weight).max()] if weight else []),
         )
         .with_columns(ngr.cast(nw.Float64))
         .with_columns(over(ngr.sum(), prep.rankings).alias(_RANKINGS))
@@ -888,14 +1097,16 @@ def arp(
             ),
             (ngr * (nw.col(_RANKINGS) - ngr)).alias(_DEN),
         )
+        .with_columns(*((nw.col(c) * weighted).alias(c) for c in (_NUM, _DEN)))
+        .with_columns((ngr * weighted).alias(_ROWS))
     )
-    sums = aggregate(
-        per_ranking, [*prep.partition, *prep.groups], nw.col(_NUM).sum(), nw.col(_DEN).sum()
-    )
+    sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
+    if combo is None:
+        sums = _with_sizes(prep, sums)
     return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
 
-@constraints()
+@constraints(**UNCERTAINTY)
 def ndkl(
     frame: Any,
     *,
@@ -905,6 +1116,10 @@ def ndkl(
     item: str | None = None,
     groups: GroupMapping | None = None,
     by: Names | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Normalized discounted KL-divergence (NDKL; Geyik et al. 2019).
 
@@ -913,7 +1128,8 @@ def ndkl(
     :math:`\mathrm{NDKL} = \sum_i w_i\,\mathrm{KL}(P_i \| D) / \sum_i w_i`,
     :math:`w_i = 1/\log_2(i+1)`, natural log, 0·ln 0 = 0 (exact, no smoothing). 0 is most fair.
     The value of a partition is the mean over its rankings; pass ``by=`` the ranking column
-    for one value per ranking.
+    for one value per ranking. Parameters as for :func:`exp`: a ranking's ``weight`` weighs
+    it in the mean, and ``ci`` gives a bootstrap interval over the rankings.
 
     Notes
     -----
@@ -933,7 +1149,16 @@ def ndkl(
     0.452369
     """
     prep = _prepare(
-        frame, "ndkl", rank=rank, group=group, ranking=ranking, item=item, groups=groups, by=by
+        frame,
+        "ndkl",
+        rank=rank,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
     ordered = cached(_with_order(prep, "ndkl"))
     table = _prefix_table(ordered)
@@ -958,6 +1183,7 @@ def ndkl(
             nw.len().alias("__fa_ngr"),
             nw.col("__fa_ds_h").sum(),
             nw.col("__fa_h_before").sum(),
+            *([nw.col(weight).max()] if weight else []),
         )
         .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
         .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_RANKINGS))
@@ -982,6 +1208,7 @@ def ndkl(
         nw.col("__fa_a").sum(),
         nw.col("__fa_b").sum(),
         nw.col(_RANKINGS).max(),
+        *([nw.col(weight).max()] if weight else []),
     ).join(
         table.select(nw.col(_ORDER).alias(_RANKINGS), "__fa_h", "__fa_z", "__fa_l"),
         on=_RANKINGS,
@@ -990,12 +1217,14 @@ def ndkl(
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
     )
-    result = aggregate(
-        per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl")),
-        prep.partition,
-        nw.col("ndkl").mean(),
-    ).select(*prep.by, "ndkl")
-    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
+    # the mean over rankings, each weighted by its unit weight (and count in a replicate)
+    weighted = prep.row_weight()
+    terms = per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl")).with_columns(
+        (nw.col("ndkl") * weighted).alias(_NUM), weighted.alias(_DEN)
+    )
+    sums = _over_units(prep, terms, [], [_NUM, _DEN])
+    result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndkl"))
+    return _conclude(prep, result, "ndkl", [])
 
 
 def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -1018,7 +1247,7 @@ def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     ).with_columns((nw.col("__fa_h") - nw.col("__fa_term")).alias("__fa_h_before"))
 
 
-@constraints()
+@constraints(**UNCERTAINTY)
 def iaa(
     frame: Any,
     *,
@@ -1027,6 +1256,10 @@ def iaa(
     ranking: Names | None = None,
     item: str | None = None,
     by: Names | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Inequity of amortized attention (IAA; Biega et al. 2018).
 
@@ -1034,7 +1267,10 @@ def iaa(
     over the rankings of the partition:
     :math:`\mathrm{IAA} = \sum_{\text{items}} |\sum_r a - \sum_r \mathrm{rel}|`. For one ranking
     this is Σ_k |1/log2(k+1) − rel_k|. Without ``item``, each row is its own item.
-    ``relevance`` must lie in [0, 1]. 0 is most fair.
+    ``relevance`` must lie in [0, 1]. 0 is most fair. Parameters as for :func:`exp`: a
+    ranking's ``weight`` multiplies its attention and relevance, and ``ci`` gives a bootstrap
+    interval over the rankings (amortized over shared items, it pairs every row with every
+    replicate: rows × ``n_boot`` work).
 
     Examples
     --------
@@ -1055,16 +1291,22 @@ def iaa(
         by=by,
         values={"relevance": relevance},
         grouped=False,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
-    rows = prep.frame.with_columns(gap.alias("__fa_gap"))
-    # when each partition is one ranking its items are distinct (checked): an item's sum over
-    # the rankings is its row's value
+    rows = prep.frame.with_columns((gap * prep.row_weight()).alias("__fa_gap"))
     if item is not None and prep.rankings != prep.partition:
-        rows = aggregate(rows, [*prep.partition, item], nw.col("__fa_gap").sum())
-    result = aggregate(
-        rows.with_columns(nw.col("__fa_gap").abs()),
-        prep.partition,
-        nw.col("__fa_gap").sum().alias("iaa"),
-    ).select(*prep.by, "iaa")
-    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
+        # amortized: an item's gaps add up over its rankings before the absolute value
+        per_item = _over_units(prep, rows, [item], ["__fa_gap"])
+        result = aggregate(
+            per_item.with_columns(nw.col("__fa_gap").abs()),
+            prep.estimates,
+            nw.col("__fa_gap").sum().alias("iaa"),
+        )
+    else:
+        # each partition is one ranking (its items are distinct: checked) or each row is its
+        # own item: the sum of the rows' absolute gaps
+        absolute = rows.with_columns(nw.col("__fa_gap").abs())
+        result = _over_units(prep, absolute, [], ["__fa_gap"]).rename({"__fa_gap": "iaa"})
+    return _conclude(prep, result, "iaa", [])

@@ -188,13 +188,16 @@ def test_parity_when_groups_are_treated_identically(metric: str) -> None:
 
 
 def test_arp_without_mixed_pairs_is_null() -> None:
-    """Query 0 holds one group: no mixed pair, V = 0/0. Query 1: a above b, V = (1, 0)."""
+    """Query 0 holds one group: no mixed pair, V = 0/0. Query 1: a above b, V = (1, 0).
+
+    Each row is its own item, so n counts the group's rows: 2 a in query 0, 1 a and 1 b in 1.
+    """
     frame = pl.DataFrame(
         {"query": [0, 0, 1, 1], "rank": [1, 2, 1, 2], "group": ["a", "a", "a", "b"]}
     )
     per_group = fa.fair.arp(frame, ranking="query", by="query", combo=None)
-    assert per_group.rows() == [(0, "a", None), (1, "a", 1.0), (1, "b", 0.0)]
+    assert per_group.rows() == [(0, "a", None, 2), (1, "a", 1.0, 1), (1, "b", 0.0, 1)]
     combined = fa.fair.arp(frame, ranking="query", by="query", combo="MinMaxRatio")
     assert combined.rows() == [(0, None), (1, 0.0)]
     pooled = fa.fair.arp(frame, ranking="query", combo=None)  # the one-group ranking adds nothing
-    assert pooled.rows() == [("a", 1.0), ("b", 0.0)]
+    assert pooled.rows() == [("a", 1.0, 3), ("b", 0.0, 1)]

@@ -126,6 +126,24 @@ def _split(rows: Sequence[Row], columns: Sequence[str]) -> dict[tuple[Any, ...],
     return parts
 
 
+def group_sizes(
+    rows: Sequence[Row],
+    *,
+    group: Sequence[str],
+    item: str | None,
+    groups: Mapping[Any, Any] | None,
+    **_: Any,
+) -> dict[tuple[Any, ...], float]:
+    """n_g for every group of the universe: mapping items, else distinct items, else rows."""
+    if groups is not None:
+        universe = sorted({(g,) for g in groups.values()})
+        return {g: float(sum(1 for v in groups.values() if (v,) == g)) for g in universe}
+    members: dict[tuple[Any, ...], set[Any]] = defaultdict(set)
+    for index, row in enumerate(rows):
+        members[_key(row, group)].add(row[item] if item is not None else index)
+    return {g: float(len(members[g])) for g in sorted(members)}
+
+
 def per_group(
     metric: str,
     rows: Sequence[Row],
@@ -144,15 +162,8 @@ def per_group(
             return (groups[row[item]],)  # type: ignore[index]
         return _key(row, group)
 
-    if groups is not None:
-        universe = sorted({(g,) for g in groups.values()})
-        size = {g: float(sum(1 for v in groups.values() if (v,) == g)) for g in universe}
-    else:
-        universe = sorted({group_of(r) for r in rows})
-        members: dict[tuple[Any, ...], set[Any]] = defaultdict(set)
-        for index, row in enumerate(rows):
-            members[group_of(row)].add(row[item] if item is not None else index)
-        size = {g: float(len(members[g])) for g in universe}
+    size = group_sizes(rows, group=group, item=item, groups=groups)
+    universe = sorted(size)
 
     if metric == "arp":
         won: dict[Any, int] = defaultdict(int)
@@ -280,14 +291,18 @@ def expected(
             continue
         values = per_group(metric, rows, **kwargs)  # type: ignore[arg-type]
         if combo is None:
+            sizes = group_sizes(rows, **kwargs)  # type: ignore[arg-type]
             out += [
-                {**head, **dict(zip(group_names, g, strict=True)), metric: v}
+                {**head, **dict(zip(group_names, g, strict=True)), metric: v, "n": int(sizes[g])}
                 for g, v in values.items()
             ]
         else:
             out.append({**head, metric: combine(list(values.values()), combo)})
     keys = by_names + (group_names if combo is None and metric in GROUP_METRICS else [])
-    result = pl.DataFrame(out).select(*keys, pl.col(metric).cast(pl.Float64))
+    sized = combo is None and metric in GROUP_METRICS
+    result = pl.DataFrame(out).select(
+        *keys, pl.col(metric).cast(pl.Float64), *([pl.col("n").cast(pl.Int64)] if sized else [])
+    )
     return result.sort(keys) if keys else result
 
 

@@ -1,0 +1,270 @@
+r"""The bootstrap: Poisson(1) unit counts derived from a seed, and percentile intervals.
+
+A bootstrap replicate is the metric computed with every resampling unit (a ranking, a point, a
+sample, a query) counted :math:`k_{b,u}` times. frameaudit draws :math:`k_{b,u}` from a
+Poisson(1) distribution (the "Poisson bootstrap"), independently for every unit, instead of
+drawing a multinomial sample of exactly U units: the counts of different units are then
+independent, so that each one is a function of the seed, the replicate b and the unit alone,
+and can be computed inside any engine, in any row order, without a pass that numbers the draws.
+For U of more than a few dozen units the two bootstraps agree (the multinomial counts tend to
+independent Poisson(1) counts); with few units the Poisson bootstrap's replicate sizes vary.
+
+The count is derived with integer arithmetic that Polars, DuckDB and Spark compute identically
+(every product below 2^62, no overflow, no engine hash): the unit's dense index u (its rank
+among the distinct unit keys, so row order does not matter) and b pass through rounds of the
+quadratic-residue permutation of :math:`[0, p)`, :math:`p = 2^{31} - 1` (a prime with
+p ≡ 3 mod 4, so x ↦ ±x² mod p is a permutation), mixed with constants derived from the seed;
+the result h is uniform on [0, p) and :math:`k = \#\{j : h \ge T_j\}` with
+:math:`T_j = \lceil p\,F(j) \rceil`, F the Poisson(1) distribution function.
+
+A family computes its metric from per-unit sums; with a bootstrap it joins those sums with
+:func:`replicates` (one row per unit and replicate, with the count ``COUNT``), multiplies,
+and adds ``REPLICATE`` to its partition keys: the rest of its plan is unchanged. The point
+estimate is the replicate ``POINT`` (every count 1). :func:`interval` turns the replicate
+values into the percentile interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import narwhals.stable.v2 as nw
+
+from frameaudit._engine.convert import Source, frame_from_columns
+from frameaudit._expr import aggregate, null_float, over
+
+__all__ = [
+    "COUNT",
+    "MAX_SEED",
+    "POINT",
+    "REPLICATE",
+    "UNDEFINED",
+    "Bootstrap",
+    "interval",
+    "replicates",
+    "unit_counts",
+    "with_poisson_counts",
+]
+
+REPLICATE = "__fa_rep"
+"""The replicate column: ``POINT`` for the point estimate, 0 … n_boot − 1 for the replicates."""
+COUNT = "__fa_k"
+"""How often a unit counts in a replicate (Int64)."""
+POINT = -1
+UNDEFINED = "undefined_replicates"
+"""The output column counting the replicates whose value is undefined (excluded)."""
+
+_P = 2_147_483_647  # 2^31 − 1: prime, ≡ 3 (mod 4)
+_HALF = _P // 2
+_REPLICATE_STEP = 1_588_635_695  # any constant in (0, p); spreads consecutive replicates
+MAX_SEED = _P - 1
+_UNIT = "__fa_unit"
+
+
+def _thresholds() -> list[int]:
+    """T_j = ⌈p·F(j)⌉ for the Poisson(1) distribution function F, while T_j < p."""
+    thresholds: list[int] = []
+    term, total, j = math.exp(-1.0), 0.0, 0
+    while True:
+        total += term
+        threshold = math.ceil(_P * total)
+        if threshold >= _P:
+            return thresholds
+        thresholds.append(threshold)
+        j += 1
+        term /= j
+
+
+_THRESHOLDS = _thresholds()
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """A percentile bootstrap: the interval's level, the number of replicates and the seed."""
+
+    level: float
+    n_boot: int
+    seed: int
+
+    def quantiles(self) -> tuple[float, float]:
+        """The two percentile levels of the interval, e.g. (0.025, 0.975) for 95%."""
+        tail = (1.0 - self.level) / 2.0
+        return tail, 1.0 - tail
+
+
+def _permute(x: nw.Expr) -> nw.Expr:
+    """The quadratic-residue permutation of [0, p): x² mod p, or p − (x² mod p) above p/2."""
+    square = (x * x) % _P
+    return nw.when(x <= _HALF).then(square).otherwise(_P - square)
+
+
+def _permute_py(x: int) -> int:
+    square = (x * x) % _P
+    return square if x <= _HALF else _P - square
+
+
+def _seed_offsets(seed: int) -> tuple[int, int]:
+    """Two constants in [0, p) that depend on the seed (the same permutation, in Python)."""
+    first = _permute_py((_permute_py(seed % _P) + 0x5BF03635) % _P)
+    return first, _permute_py((first + 0x2F4A7C15) % _P)
+
+
+def with_poisson_counts(
+    frame: nw.LazyFrame[Any], unit: str, replicate: str, seed: int, name: str
+) -> nw.LazyFrame[Any]:
+    """``frame`` with the Poisson(1) count of unit index ``unit`` in replicate ``replicate``.
+
+    ``unit`` and ``replicate`` are non-negative Int64 columns (unit indexes below p); the
+    count is the Int64 column ``name``. One step a column: an engine evaluates a nested
+    expression once per reference to a sub-expression, and each round refers to its input
+    three times.
+    """
+    first, second = _seed_offsets(seed)
+    h = nw.col("__fa_h")
+    steps = [
+        nw.col(unit) % _P,
+        _permute(h),
+        (h + first) % _P,
+        _permute(h),
+        (h + nw.col(replicate) * _REPLICATE_STEP) % _P,
+        _permute(h),
+        (h + second) % _P,
+        _permute(h),
+    ]
+    for step in steps:
+        frame = frame.with_columns(step.alias("__fa_h"))
+    count = nw.when(h < _THRESHOLDS[0]).then(nw.lit(0, dtype=nw.Int64))
+    for j, threshold in enumerate(_THRESHOLDS[1:], start=1):
+        count = count.when(h < threshold).then(nw.lit(j, dtype=nw.Int64))
+    return frame.with_columns(
+        count.otherwise(nw.lit(len(_THRESHOLDS), dtype=nw.Int64)).alias(name)
+    ).drop("__fa_h")
+
+
+def replicates(
+    frame: nw.LazyFrame[Any], units: Sequence[str], bootstrap: Bootstrap, like: Source
+) -> nw.LazyFrame[Any]:
+    """One row per distinct unit of ``frame`` and replicate: ``units``, ``REPLICATE``, ``COUNT``.
+
+    The point replicate ``POINT`` counts every unit once. ``units`` identify a unit across the
+    whole frame (they include the partition columns); the unit's index is its rank among the
+    distinct units, so that row order does not matter.
+    """
+    units = list(units)
+    indexed = (
+        frame.select(units)
+        .unique()
+        .with_row_index(_UNIT, order_by=units)
+        .with_columns(nw.col(_UNIT).cast(nw.Int64))
+    )
+    numbers = frame_from_columns(
+        {REPLICATE: [POINT, *range(bootstrap.n_boot)]}, like, parameter="n_boot"
+    ).with_columns(nw.col(REPLICATE).cast(nw.Int64))
+    drawn = with_poisson_counts(
+        indexed.join(numbers, how="cross"), _UNIT, REPLICATE, bootstrap.seed, "__fa_drawn"
+    )
+    point = nw.col(REPLICATE) == POINT
+    count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(nw.col("__fa_drawn"))
+    return drawn.select(*units, REPLICATE, count.alias(COUNT))
+
+
+def unit_counts(
+    replicated: nw.LazyFrame[Any], partition: Sequence[str], name: str
+) -> nw.LazyFrame[Any]:
+    """The number of units per partition (column ``name``), from :func:`replicates`' frame."""
+    point = replicated.filter(nw.col(REPLICATE) == POINT)
+    return aggregate(point, partition, nw.len().cast(nw.Int64).alias(name))
+
+
+def interval(
+    values: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    value: str,
+    bootstrap: Bootstrap,
+    *,
+    units: nw.LazyFrame[Any],
+    also: Sequence[str] = (),
+) -> nw.LazyFrame[Any]:
+    """Per ``keys``: the point value, its percentile interval and the undefined replicates.
+
+    ``values`` holds ``keys``, ``REPLICATE``, ``value`` and the columns ``also`` (taken from
+    the point estimate's row). The interval is the pair of ``bootstrap.quantiles()`` of the
+    defined replicate values (linear interpolation between order statistics, numpy's
+    default); a replicate whose value is null or NaN, or that has no row for the keys (a group
+    no drawn unit holds), is undefined, left out and counted in
+    ``UNDEFINED``. ``units`` (from :func:`unit_counts`, keyed by some of ``keys``) gives the
+    number of units behind each value, shown after the interval: with fewer than two units,
+    or no defined replicate, the interval is null.
+    """
+    keys = list(keys)
+    val = nw.col(value)
+    point = values.filter(nw.col(REPLICATE) == POINT).select(*keys, value, *also)
+    # a replicate without a row for these keys (a group no drawn unit holds) is undefined too
+    defined = values.filter((nw.col(REPLICATE) != POINT) & ~(val.is_null() | val.is_nan()))
+    counts = aggregate(defined, keys, nw.len().cast(nw.Float64).alias("__fa_m"))
+    # the order statistics either side of each quantile: 1-based positions at and after h + 1
+    ends = []
+    for end, q in zip(("lo", "hi"), bootstrap.quantiles(), strict=True):
+        h = (nw.col("__fa_m") - 1.0) * q
+        ends += [
+            (h.floor() + 1.0).alias(f"__fa_{end}_at"),
+            nw.min_horizontal(h.floor() + 2.0, nw.col("__fa_m")).alias(f"__fa_{end}_after"),
+            (h - h.floor()).alias(f"__fa_{end}_frac"),
+        ]
+    located = (
+        defined.with_columns(
+            over(val.rank(method="ordinal"), keys).cast(nw.Float64).alias("__fa_pos")
+        )
+        .join(counts.select(*keys, "__fa_m"), on=keys, how="left")
+        .with_columns(*ends)
+    )
+    pos = nw.col("__fa_pos")
+    picks = [
+        nw.when(pos == nw.col(f"__fa_{end}_{which}"))
+        .then(val)
+        .otherwise(null_float())
+        .alias(f"__fa_{end}_{which}")
+        for end in ("lo", "hi")
+        for which in ("at", "after")
+    ]
+    picked = aggregate(
+        located.with_columns(*picks),
+        keys,
+        *(nw.col(f"__fa_{end}_{which}").max() for end in ("lo", "hi") for which in ("at", "after")),
+        *(nw.col(f"__fa_{end}_frac").max() for end in ("lo", "hi")),
+    )
+    bounds = []
+    for end in ("lo", "hi"):
+        x, y, frac = (nw.col(f"__fa_{end}_{part}") for part in ("at", "after", "frac"))
+        # x + frac·(y − x), without inf − inf where the two order statistics are equal
+        bounds.append(
+            nw.when((frac == 0.0) | (x == y))
+            .then(x)
+            .otherwise(x + frac * (y - x))
+            .alias(f"{value}_{end}")
+        )
+    unit_keys = [c for c in units.collect_schema().names() if c in keys]
+    (unit_name,) = (c for c in units.collect_schema().names() if c not in keys)
+    few = nw.col(unit_name) < 2
+    return (
+        point.join(picked.select(*keys, *bounds), on=keys, how="left")
+        .join(counts, on=keys, how="left")
+        .join(units, on=unit_keys, how="left")
+        .select(
+            *keys,
+            value,
+            *(
+                nw.when(few)
+                .then(null_float())
+                .otherwise(nw.col(f"{value}_{end}"))
+                .alias(f"{value}_{end}")
+                for end in ("lo", "hi")
+            ),
+            *also,
+            unit_name,
+            (bootstrap.n_boot - nw.col("__fa_m").fill_null(0.0)).cast(nw.Int64).alias(UNDEFINED),
+        )
+    )
