@@ -51,9 +51,9 @@ from frameaudit._engine.resample import (
     REPLICATE,
     UNDEFINED,
     Bootstrap,
+    Resampling,
     interval,
-    replicates,
-    unit_counts,
+    resampling,
 )
 from frameaudit._engine.screens import agreement_screen, sorted_screen
 
@@ -68,6 +68,7 @@ __all__ = [
     "Check",
     "Kind",
     "PolarsExpr",
+    "Resampling",
     "Rule",
     "Source",
     "agreement_screen",
@@ -83,11 +84,10 @@ __all__ = [
     "is_frame",
     "nearest_centroid_sums",
     "nearest_rows",
-    "replicates",
     "require_kernel_engine",
+    "resampling",
     "run_kernel",
     "schema_names",
     "sorted_screen",
     "to_engine",
-    "unit_counts",
 ]

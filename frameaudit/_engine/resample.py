@@ -17,10 +17,10 @@ p ≡ 3 mod 4, so x ↦ ±x² mod p is a permutation), mixed with constants deri
 the result h is uniform on [0, p) and :math:`k = \#\{j : h \ge T_j\}` with
 :math:`T_j = \lceil p\,F(j) \rceil`, F the Poisson(1) distribution function.
 
-A family computes its metric from per-unit sums; with a bootstrap it joins those sums with
-:func:`replicates` (one row per unit and replicate, with the count ``COUNT``), multiplies,
-and adds ``REPLICATE`` to its partition keys: the rest of its plan is unchanged. The point
-estimate is the replicate ``POINT`` (every count 1). :func:`interval` turns the replicate
+A family computes its metric from per-unit sums; with a bootstrap it pairs those sums with
+every replicate (:meth:`Resampling.counted`: the count ``COUNT`` of the unit in it),
+multiplies, and adds ``REPLICATE`` to its partition keys: the rest of its plan is unchanged.
+The point estimate is the replicate ``POINT`` (every count 1). :func:`interval` turns the replicate
 values into the percentile interval.
 """
 
@@ -34,6 +34,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source, frame_from_columns
+from frameaudit._engine.plans import cached
 from frameaudit._expr import aggregate, null_float, over
 
 __all__ = [
@@ -43,9 +44,9 @@ __all__ = [
     "REPLICATE",
     "UNDEFINED",
     "Bootstrap",
+    "Resampling",
     "interval",
-    "replicates",
-    "unit_counts",
+    "resampling",
     "with_poisson_counts",
 ]
 
@@ -144,14 +145,49 @@ def with_poisson_counts(
     ).drop("__fa_h")
 
 
-def replicates(
-    frame: nw.LazyFrame[Any], units: Sequence[str], bootstrap: Bootstrap, like: Source
-) -> nw.LazyFrame[Any]:
-    """One row per distinct unit of ``frame`` and replicate: ``units``, ``REPLICATE``, ``COUNT``.
+@dataclass(frozen=True)
+class Resampling:
+    """The units of a frame, numbered, and the replicates that count them.
 
-    The point replicate ``POINT`` counts every unit once. ``units`` identify a unit across the
-    whole frame (they include the partition columns); the unit's index is its rank among the
-    distinct units, so that row order does not matter.
+    Build it with :func:`resampling`; :meth:`counted` pairs per-unit rows with every replicate
+    and its count, computed on the fly (never a units × replicates table held in memory: on a
+    streaming engine the pairs flow through to the aggregation that follows).
+    """
+
+    units: list[str]
+    indexed: nw.LazyFrame[Any]
+    numbers: nw.LazyFrame[Any]
+    bootstrap: Bootstrap
+
+    def counted(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+        """``frame`` (rows keyed by the unit columns) × replicates, with ``REPLICATE``, ``COUNT``.
+
+        The point replicate ``POINT`` counts every unit once.
+        """
+        paired = frame.join(self.indexed, on=self.units, how="inner").join(
+            self.numbers, how="cross"
+        )
+        drawn = with_poisson_counts(paired, _UNIT, REPLICATE, self.bootstrap.seed, "__fa_drawn")
+        point = nw.col(REPLICATE) == POINT
+        count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(nw.col("__fa_drawn"))
+        return drawn.with_columns(count.alias(COUNT)).drop(_UNIT, "__fa_drawn")
+
+    def unit_counts(self, partition: Sequence[str], name: str) -> nw.LazyFrame[Any]:
+        """The number of units per partition, in the column ``name`` (Int64)."""
+        return aggregate(self.indexed, partition, nw.len().cast(nw.Int64).alias(name))
+
+    def estimates(self, partition: Sequence[str]) -> nw.LazyFrame[Any]:
+        """Every (partition, replicate) pair: the estimates a plan computes."""
+        partitions = self.indexed.select(list(partition)).unique()
+        return partitions.join(self.numbers, how="cross")
+
+
+def resampling(
+    frame: nw.LazyFrame[Any], units: Sequence[str], bootstrap: Bootstrap, like: Source
+) -> Resampling:
+    """The distinct units of ``frame`` (the columns ``units``, the partition's among them).
+
+    A unit's number is its rank in key order, so that row order does not matter.
     """
     units = list(units)
     indexed = (
@@ -163,20 +199,7 @@ def replicates(
     numbers = frame_from_columns(
         {REPLICATE: [POINT, *range(bootstrap.n_boot)]}, like, parameter="n_boot"
     ).with_columns(nw.col(REPLICATE).cast(nw.Int64))
-    drawn = with_poisson_counts(
-        indexed.join(numbers, how="cross"), _UNIT, REPLICATE, bootstrap.seed, "__fa_drawn"
-    )
-    point = nw.col(REPLICATE) == POINT
-    count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(nw.col("__fa_drawn"))
-    return drawn.select(*units, REPLICATE, count.alias(COUNT))
-
-
-def unit_counts(
-    replicated: nw.LazyFrame[Any], partition: Sequence[str], name: str
-) -> nw.LazyFrame[Any]:
-    """The number of units per partition (column ``name``), from :func:`replicates`' frame."""
-    point = replicated.filter(nw.col(REPLICATE) == POINT)
-    return aggregate(point, partition, nw.len().cast(nw.Int64).alias(name))
+    return Resampling(units, cached(indexed), numbers, bootstrap)
 
 
 def interval(
@@ -194,13 +217,14 @@ def interval(
     the point estimate's row). The interval is the pair of ``bootstrap.quantiles()`` of the
     defined replicate values (linear interpolation between order statistics, numpy's
     default); a replicate whose value is null or NaN, or that has no row for the keys (a group
-    no drawn unit holds), is undefined, left out and counted in
-    ``UNDEFINED``. ``units`` (from :func:`unit_counts`, keyed by some of ``keys``) gives the
-    number of units behind each value, shown after the interval: with fewer than two units,
-    or no defined replicate, the interval is null.
+    no drawn unit holds), is undefined, left out and counted in ``UNDEFINED``. ``units`` (from
+    :meth:`Resampling.unit_counts`, keyed by some of ``keys``) gives the number of units behind
+    each value, shown after the interval: with fewer than two units, or no defined replicate,
+    the interval is null.
     """
     keys = list(keys)
     val = nw.col(value)
+    values = cached(values)  # read by the point and by the replicates: computed once
     point = values.filter(nw.col(REPLICATE) == POINT).select(*keys, value, *also)
     # a replicate without a row for these keys (a group no drawn unit holds) is undefined too
     defined = values.filter((nw.col(REPLICATE) != POINT) & ~(val.is_null() | val.is_nan()))

@@ -43,6 +43,7 @@ from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
     Bootstrap,
+    Resampling,
     Source,
     align,
     cached,
@@ -50,8 +51,7 @@ from frameaudit._engine import (
     frame_from_columns,
     from_engine,
     interval,
-    replicates,
-    unit_counts,
+    resampling,
 )
 from frameaudit._expr import WHOLE, aggregate, discount, null_float, over, partitioned, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, constraints
@@ -111,7 +111,7 @@ class _Prepared:
     checks: list[validate.Check] = field(default_factory=list)
     weight: str | None = None
     bootstrap: Bootstrap | None = None
-    replicated: nw.LazyFrame[Any] | None = None
+    resampling: Resampling | None = None
 
     @property
     def estimates(self) -> list[str]:
@@ -223,7 +223,7 @@ def _prepare(
         lf = lf.join(mapping, on=item, how="left")
         unmapped = lf.filter(nw.col(group_names[0]).is_null()).select(nw.col(item))
         checks.append(_unmapped_check(unmapped, item))
-    replicated = None if bootstrap is None else cached(replicates(lf, rankings, bootstrap, source))
+    resampled = None if bootstrap is None else resampling(lf, rankings, bootstrap, source)
     return _Prepared(
         source,
         lf,
@@ -237,7 +237,7 @@ def _prepare(
         checks,
         weight,
         bootstrap,
-        replicated,
+        resampled,
     )
 
 
@@ -302,10 +302,10 @@ def _over_units(
     k_{b,u} times in replicate b (and once in the point estimate): the rows are first summed
     per ranking, so that the replicates multiply rankings × groups, not rows.
     """
-    if prep.replicated is None:
+    if prep.resampling is None:
         return aggregate(frame, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
     per_unit = aggregate(frame, [*prep.rankings, *keys], *(nw.col(c).sum() for c in sums))
-    counted = per_unit.join(prep.replicated, on=prep.rankings, how="inner").with_columns(
+    counted = prep.resampling.counted(per_unit).with_columns(
         *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums)
     )
     return aggregate(counted, [*prep.estimates, *keys], *(nw.col(c).sum() for c in sums))
@@ -320,11 +320,9 @@ def _distinct_items(prep: _Prepared) -> nw.LazyFrame[Any]:
     assert prep.item is not None
     keys = [*prep.estimates, *prep.groups]
     frame = prep.frame
-    if prep.replicated is not None:
-        drawn = prep.replicated.filter(nw.col(COUNT) > 0)
-        frame = frame.select(*prep.rankings, *prep.groups, prep.item).join(
-            drawn, on=prep.rankings, how="inner"
-        )
+    if prep.resampling is not None:
+        rows = frame.select(*prep.rankings, *prep.groups, prep.item)
+        frame = prep.resampling.counted(rows).filter(nw.col(COUNT) > 0)
     return count_distinct(frame, keys, {prep.item: _SIZE})
 
 
@@ -344,9 +342,9 @@ def _with_sizes(prep: _Prepared, sums: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
 
 def _estimate_keys(prep: _Prepared) -> nw.LazyFrame[Any]:
     """The distinct estimates: the partitions (with a bootstrap, × the replicates)."""
-    if prep.replicated is None:
+    if prep.resampling is None:
         return prep.frame.select(prep.partition).unique()
-    return prep.replicated.select(prep.estimates).unique()
+    return prep.resampling.estimates(prep.partition)
 
 
 def _per_group(
@@ -368,7 +366,7 @@ def _per_group(
         sizes = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
         universe = _estimate_keys(prep).join(sizes, how="cross")
         sums = universe.join(sums, on=keys, how="left").with_columns(*filled)
-    elif prep.replicated is not None:
+    elif prep.resampling is not None:
         sums = sums.filter(nw.col(_ROWS) > 0)
     den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
     value = safe_div(nw.col(_NUM), den).alias(metric)
@@ -402,8 +400,8 @@ def _conclude(
     if prep.bootstrap is None:
         result = values.select(*shown, metric, *also)
     else:
-        assert prep.replicated is not None
-        units = unit_counts(prep.replicated, prep.partition, UNITS)
+        assert prep.resampling is not None
+        units = prep.resampling.unit_counts(prep.partition, UNITS)
         summary = interval(
             values, [*prep.partition, *keys], metric, prep.bootstrap, units=units, also=also
         )
