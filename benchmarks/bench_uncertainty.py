@@ -78,7 +78,6 @@ def memory_run(num_rankings: int, n_boot: int) -> dict[str, float]:
 import json, resource, time
 import polars as pl
 import frameaudit as fa
-from bench_ranking import best_of  # the same timing as the ranking benchmark
 from frameaudit.datasets import biased_rankings
 log = biased_rankings([0.3, 0.7], 100, phi=0.5, num_rankings={num_rankings}, seed=0)
 size = log.estimated_size()

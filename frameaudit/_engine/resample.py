@@ -63,6 +63,7 @@ _HALF = _P // 2
 _REPLICATE_STEP = 1_588_635_695  # any constant in (0, p); spreads consecutive replicates
 MAX_SEED = _P - 1
 _UNIT = "__fa_unit"
+_MIXED = "__fa_mixed"
 
 
 def _thresholds() -> list[int]:
@@ -113,24 +114,21 @@ def _seed_offsets(seed: int) -> tuple[int, int]:
     return first, _permute_py((first + 0x2F4A7C15) % _P)
 
 
-def with_poisson_counts(
-    frame: nw.LazyFrame[Any], unit: str, replicate: str, seed: int, name: str
-) -> nw.LazyFrame[Any]:
-    """``frame`` with the Poisson(1) count of unit index ``unit`` in replicate ``replicate``.
+def _mixed_units(frame: nw.LazyFrame[Any], unit: str, seed: int) -> nw.LazyFrame[Any]:
+    """``frame`` with ``_MIXED``: the unit index through the seed's two rounds (once a unit)."""
+    first, _ = _seed_offsets(seed)
+    h = nw.col(_MIXED)
+    for step in (nw.col(unit) % _P, _permute(h), (h + first) % _P, _permute(h)):
+        frame = frame.with_columns(step.alias(_MIXED))
+    return frame
 
-    ``unit`` and ``replicate`` are non-negative Int64 columns (unit indexes below p); the
-    count is the Int64 column ``name``. One step a column: an engine evaluates a nested
-    expression once per reference to a sub-expression, and each round refers to its input
-    three times.
-    """
-    first, second = _seed_offsets(seed)
+
+def _counts(frame: nw.LazyFrame[Any], replicate: str, seed: int, name: str) -> nw.LazyFrame[Any]:
+    """``frame`` (with ``_MIXED``) with the Poisson(1) count ``name`` in ``replicate``."""
+    _, second = _seed_offsets(seed)
     h = nw.col("__fa_h")
     steps = [
-        nw.col(unit) % _P,
-        _permute(h),
-        (h + first) % _P,
-        _permute(h),
-        (h + nw.col(replicate) * _REPLICATE_STEP) % _P,
+        (nw.col(_MIXED) + nw.col(replicate) * _REPLICATE_STEP) % _P,
         _permute(h),
         (h + second) % _P,
         _permute(h),
@@ -143,6 +141,20 @@ def with_poisson_counts(
     return frame.with_columns(
         count.otherwise(nw.lit(len(_THRESHOLDS), dtype=nw.Int64)).alias(name)
     ).drop("__fa_h")
+
+
+def with_poisson_counts(
+    frame: nw.LazyFrame[Any], unit: str, replicate: str, seed: int, name: str
+) -> nw.LazyFrame[Any]:
+    """``frame`` with the Poisson(1) count of unit index ``unit`` in replicate ``replicate``.
+
+    ``unit`` and ``replicate`` are non-negative Int64 columns (unit indexes below p); the
+    count is the Int64 column ``name``. One step a column: an engine evaluates a nested
+    expression once per reference to a sub-expression, and each round refers to its input
+    three times. (:class:`Resampling` runs the unit's rounds once a unit, the rest once a
+    pair: the same numbers.)
+    """
+    return _counts(_mixed_units(frame, unit, seed), replicate, seed, name).drop(_MIXED)
 
 
 @dataclass(frozen=True)
@@ -167,10 +179,10 @@ class Resampling:
         paired = frame.join(self.indexed, on=self.units, how="inner").join(
             self.numbers, how="cross"
         )
-        drawn = with_poisson_counts(paired, _UNIT, REPLICATE, self.bootstrap.seed, "__fa_drawn")
+        drawn = _counts(paired, REPLICATE, self.bootstrap.seed, "__fa_drawn")
         point = nw.col(REPLICATE) == POINT
         count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(nw.col("__fa_drawn"))
-        return drawn.with_columns(count.alias(COUNT)).drop(_UNIT, "__fa_drawn")
+        return drawn.with_columns(count.alias(COUNT)).drop(_UNIT, _MIXED, "__fa_drawn")
 
     def unit_counts(self, partition: Sequence[str], name: str) -> nw.LazyFrame[Any]:
         """The number of units per partition, in the column ``name`` (Int64)."""
@@ -196,6 +208,7 @@ def resampling(
         .with_row_index(_UNIT, order_by=units)
         .with_columns(nw.col(_UNIT).cast(nw.Int64))
     )
+    indexed = _mixed_units(indexed, _UNIT, bootstrap.seed)
     numbers = frame_from_columns(
         {REPLICATE: [POINT, *range(bootstrap.n_boot)]}, like, parameter="n_boot"
     ).with_columns(nw.col(REPLICATE).cast(nw.Int64))
