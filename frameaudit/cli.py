@@ -50,11 +50,13 @@ def _ranking_sections(
     relevant: str | None,
     p: float,
     decay: float,
+    ci: float | None = None,
 ) -> list[str]:
     """Per-group values, every combo and the single-number metrics of one ranking log.
 
     A metric that needs a column not given (relevance, click-through rate, binary relevance)
-    is left out.
+    is left out. With ``ci``, a last section gives each metric's bootstrap interval over the
+    rankings (MinMaxRatio for the group metrics).
     """
     groups = roles["group"]
     # the group metrics in report order, with their options (None: a column is missing)
@@ -109,7 +111,31 @@ def _ranking_sections(
     if roles["ranking"] is not None:
         by_ranking = fair.ndkl(log, **positions, group=groups, by=roles["ranking"])
         sections += ["NDKL per ranking, first five:", str(by_ranking.head(5))]
+    if ci is not None:
+        intervals = [
+            _interval_row(getattr(fair, name)(log, **roles, **extra, ci=ci), name)
+            for name, extra in options.items()
+            if extra is not None
+        ]
+        intervals.append(_interval_row(fair.ndkl(log, **positions, group=groups, ci=ci), "ndkl"))
+        sections += [
+            f"{ci:.0%} bootstrap intervals over the rankings (group metrics: MinMaxRatio); "
+            "rankings: how many went into each value:",
+            str(pl.concat(intervals)),
+        ]
     return sections
+
+
+def _interval_row(result: pl.DataFrame, metric: str) -> pl.DataFrame:
+    """A metric's value and interval as a row of the report's interval table."""
+    return result.select(
+        pl.lit(metric).alias("metric"),
+        pl.col(metric).alias("value"),
+        pl.col(f"{metric}_lo").alias("lo"),
+        pl.col(f"{metric}_hi").alias("hi"),
+        "rankings",
+        "undefined_replicates",
+    )
 
 
 def _clustering_sections(
@@ -200,6 +226,7 @@ def _ranking_demo(seed: int) -> list[str]:
             relevant="relevant",
             p=0.5,
             decay=0.5,
+            ci=0.95,
         ),
     ]
 
@@ -301,9 +328,12 @@ def _report(args: argparse.Namespace) -> list[str]:
             "--ctr": [args.ctr],
             "--relevant": [args.relevant],
         }
+        if args.ci is not None and args.ranking is None:
+            msg = f"--ci={args.ci}: intervals resample the rankings; give --ranking"
+            raise InvalidParameterError(msg)
         log = _read(args.file, _columns(named))
         extra = {"relevance": args.relevance, "ctr": args.ctr, "relevant": args.relevant}
-        return _ranking_sections(log, roles, **extra, p=args.p, decay=args.decay)
+        return _ranking_sections(log, roles, **extra, p=args.p, decay=args.decay, ci=args.ci)
     if family == "clustering":
         named = {"--cluster": [args.cluster], "--group": [args.group], "--features": args.features}
         points = _read(args.file, _columns(named))
@@ -360,6 +390,13 @@ def _report_parser(commands: Any) -> None:
     ranking.add_argument("--relevant", help="binary relevance, 0 or 1 (adds ERBR)")
     ranking.add_argument("--p", type=float, default=0.5, help="AWRF's p (default 0.5)")
     ranking.add_argument("--decay", type=float, default=0.5, help="ERB* decay (default 0.5)")
+    ranking.add_argument(
+        "--ci",
+        type=float,
+        metavar="LEVEL",
+        help="add bootstrap intervals at this level, e.g. 0.95, resampling the rankings "
+        "(needs --ranking; default: no intervals)",
+    )
 
     clustering = family("clustering", "clustering fairness: one row per point")
     clustering.add_argument("--cluster", default="cluster", help="cluster label column")

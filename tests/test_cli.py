@@ -280,3 +280,25 @@ def test_report_console_script(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "leave_one_out" in result.stdout
+
+
+def test_report_ranking_with_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = ranking_example()
+    path = tmp_path / "log.csv"
+    log.write_csv(path)
+    argv = ["ranking", str(path), "--group", "gender", "--ranking", "query", "--ci", "0.9"]
+    out = _report(capsys, *argv)
+    assert "90% bootstrap intervals over the rankings" in out
+    for name in ("exp", "arp", "ndkl"):
+        result = getattr(fair, name)(log, group="gender", ranking="query", ci=0.9)
+        lo, hi = result[f"{name}_lo"].item(), result[f"{name}_hi"].item()
+        assert re.search(rf"│ {name} +┆ [-\d.]+ +┆ {lo:.4f} +┆ {hi:.4f} +┆ 20 ", out), name
+
+
+def test_report_ranking_intervals_need_rankings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "log.csv"
+    ranking_example().write_csv(path)
+    assert cli.main(["report", "ranking", str(path), "--group", "gender", "--ci", "0.9"]) == 2
+    assert "--ci=0.9: intervals resample the rankings; give --ranking" in capsys.readouterr().err
