@@ -64,6 +64,7 @@ _REPLICATE_STEP = 1_588_635_695  # any constant in (0, p); spreads consecutive r
 MAX_SEED = _P - 1
 _UNIT = "__fa_unit"
 _MIXED = "__fa_mixed"
+_KEY = "__fa_key"
 
 
 def _thresholds() -> list[int]:
@@ -183,6 +184,33 @@ class Resampling:
         point = nw.col(REPLICATE) == POINT
         count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(nw.col("__fa_drawn"))
         return drawn.with_columns(count.alias(COUNT)).drop(_UNIT, _MIXED, "__fa_drawn")
+
+    def summed(
+        self,
+        frame: nw.LazyFrame[Any],
+        partition: Sequence[str],
+        keys: Sequence[str],
+        sums: Sequence[str],
+    ) -> nw.LazyFrame[Any]:
+        """The columns ``sums`` of ``frame`` summed per (partition, ``REPLICATE``, ``keys``).
+
+        Each unit counts ``COUNT`` times in each replicate. The rows are first summed per unit
+        (so the replicates multiply units × keys, not rows), and the keys (e.g. a group, maybe
+        a text column) are replaced by their number for the large aggregation.
+        """
+        keys = list(keys)
+        totals = [nw.col(c).sum() for c in sums]
+        per_unit = aggregate(frame, [*self.units, *keys], *totals)
+        if keys:
+            labels = cached(per_unit.select(keys).unique().with_row_index(_KEY, order_by=keys))
+            per_unit = per_unit.join(labels, on=keys, how="inner").drop(*keys)
+        counted = self.counted(per_unit).with_columns(
+            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums)
+        )
+        summed = aggregate(counted, [*partition, REPLICATE, *([_KEY] if keys else [])], *totals)
+        if not keys:
+            return summed
+        return summed.join(labels, on=_KEY, how="inner").drop(_KEY)
 
     def unit_counts(self, partition: Sequence[str], name: str) -> nw.LazyFrame[Any]:
         """The number of units per partition, in the column ``name`` (Int64)."""

@@ -299,16 +299,11 @@ def _over_units(
     """The columns ``sums`` summed per (estimate, ``keys``).
 
     Without a bootstrap, over the partition's rows. With one, over its rankings, each counted
-    k_{b,u} times in replicate b (and once in the point estimate): the rows are first summed
-    per ranking, so that the replicates multiply rankings × groups, not rows.
+    k_{b,u} times in replicate b (and once in the point estimate).
     """
     if prep.resampling is None:
         return aggregate(frame, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
-    per_unit = aggregate(frame, [*prep.rankings, *keys], *(nw.col(c).sum() for c in sums))
-    counted = prep.resampling.counted(per_unit).with_columns(
-        *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums)
-    )
-    return aggregate(counted, [*prep.estimates, *keys], *(nw.col(c).sum() for c in sums))
+    return prep.resampling.summed(frame, prep.partition, keys, sums)
 
 
 def _distinct_items(prep: _Prepared) -> nw.LazyFrame[Any]:
