@@ -78,6 +78,33 @@ _IN_TOP, _BSIZE, _BOTH, _NEXT = "__fa_b", "__fa_bsize", "__fa_both", "__fa_next"
 _NO_IMPORTANCE_GROUP, _NO_IMPORTANCE_OVERALL = "__fa_za", "__fa_zb"
 
 
+@dataclass(frozen=True)
+class _NoResamplingUnit:
+    """The constraint of ``ci=`` on order cohesion: only None fits (there is no unit to resample).
+
+    Declared like every option (:mod:`frameaudit._params`), so that ``ci=`` is refused before
+    any data is read, with a message that says why rather than a range.
+    """
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is None."""
+        if value is not None:
+            msg = (
+                f"{parameter}={value!r}: order cohesion has no resampling unit, so it has no "
+                "bootstrap interval: its rows are one importance per (group, feature), "
+                "neither of them independent draws. To see how the importances vary, compute "
+                "them on bootstrap samples of the model's data and call the metric on each"
+            )
+            raise InvalidParameterError(msg)
+
+    def invalid(self) -> list[Any]:
+        """Any level at all."""
+        return [0.95, 0.5]
+
+
+_NO_INTERVAL = _NoResamplingUnit()
+
+
 @dataclass
 class _Pairs:
     """One row per (partition, group, feature), with what checks that it is valid.
@@ -444,7 +471,7 @@ def _finish(
     return from_engine(result, pairs.source, sort_by=pairs.by, checks=checks)
 
 
-@constraints(k=Optional(Integer(1)), per_group=Flag())
+@constraints(k=Optional(Integer(1)), per_group=Flag(), ci=_NO_INTERVAL)
 def position_parity(
     frame: Any,
     *,
@@ -455,6 +482,7 @@ def position_parity(
     k: int | None = None,
     by: Names | None = None,
     per_group: bool = False,
+    ci: float | None = None,  # noqa: ARG001 (any value but None is refused by its constraint)
 ) -> Any:
     r"""Position parity: how far each group's feature order matches the overall order.
 
@@ -491,6 +519,10 @@ def position_parity(
         Column(s): one independent result per partition.
     per_group
         Return one row per (partition, group) instead of the mean over groups.
+    ci
+        None. Order cohesion has no resampling unit (its rows are one importance per group and
+        feature, not independent draws), so any level is an ``InvalidParameterError`` saying
+        so; for the same reason it takes no ``weight=`` (see the Uncertainty page).
 
     Returns
     -------
@@ -502,7 +534,7 @@ def position_parity(
     FrameAuditError
         No overall ranking, a group whose feature set differs from the overall one (the error
         names a feature), a feature twice in one group, null or non-finite importances, k < 1
-        or larger than the number of features.
+        or larger than the number of features, any ``ci``.
 
     Notes
     -----
@@ -567,6 +599,7 @@ def position_parity(
     per_group=Flag(),
     method=Choice(("topk", "alpha_jaccard")),
     alpha=Real(0.0, 1.0, low_open=True),
+    ci=_NO_INTERVAL,
 )
 def rank_alignment(
     frame: Any,
@@ -580,6 +613,7 @@ def rank_alignment(
     per_group: bool = False,
     method: Method = "topk",
     alpha: float = 0.8,
+    ci: float | None = None,  # noqa: ARG001 (any value but None is refused by its constraint)
 ) -> Any:
     r"""Rank alignment: how far each group's top features overlap the overall top features.
 
@@ -599,8 +633,9 @@ def rank_alignment(
 
     Parameters
     ----------
-    frame, group, feature, importance, overall, k, by, per_group
-        As for :func:`position_parity` (``k`` applies to ``method="topk"`` only).
+    frame, group, feature, importance, overall, k, by, per_group, ci
+        As for :func:`position_parity` (``k`` applies to ``method="topk"`` only; ``ci`` is
+        refused: no resampling unit).
     method
         ``"topk"`` or ``"alpha_jaccard"``.
     alpha

@@ -20,9 +20,19 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
-from frameaudit._engine import agreement_screen, cached, from_engine
-from frameaudit._expr import null_float
-from frameaudit._params import Flag, Real, constraints
+from frameaudit._engine import (
+    REPLICATE,
+    UNDEFINED,
+    Bootstrap,
+    Source,
+    agreement_screen,
+    cached,
+    from_engine,
+    interval,
+    resampling,
+)
+from frameaudit._expr import aggregate, null_float, safe_div
+from frameaudit._params import UNCERTAINTY, Flag, Real, constraints
 from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import (
     FrameAuditError,
@@ -35,8 +45,16 @@ __all__ = ["correspondence"]
 
 
 # every column the result may add (one row per query, or the summary with by=)
-_OUTPUTS = ("correspondence", "band", "n_queries", "n_undefined", "n_high", "n_medium", "n_low")
+_COUNTS = ("n_queries", "n_undefined", "n_high", "n_medium", "n_low")
+_OUTPUTS = ("correspondence", "band", *_COUNTS)
+UNITS = "queries"
+"""The output column with the number of queries behind a summary's mean (with ``ci=``)."""
+_INTERVAL_OUTPUTS = ("correspondence_lo", "correspondence_hi", UNITS, UNDEFINED)
 _WEIGHT = "__fa_w"
+_UNIT_WEIGHT = "__fa_unit_w"  # the query's weight in a summary: weight=, or 1
+_WEIGHTED_VALUE = "__fa_wvalue"  # unit weight × correspondence (0 where undefined)
+_DEFINED = "__fa_defined"  # unit weight where the correspondence is defined, else 0
+_HAS_VALUE = "__fa_has_value"  # 1 where the correspondence is defined, else 0
 _MATCH = "__fa_match"
 _LOW = "__fa_low"
 _HIGH = "__fa_high"
@@ -166,7 +184,7 @@ def _one_prediction_in_order(
     return validate.Check(agreement_screen(frame, keys, predicted), error)
 
 
-@constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0))
+@constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0), **UNCERTAINTY)
 def correspondence(
     frame: Any,
     *,
@@ -179,6 +197,10 @@ def correspondence(
     high: float = 0.85,
     medium: float = 0.70,
     by: Names | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Correspondence between each query's predicted class and its neighbours' labels.
 
@@ -219,26 +241,51 @@ def correspondence(
         Band thresholds, ``0 <= medium <= high <= 1``.
     by
         Column(s): summarise per partition instead of one row per query.
+    weight
+        Column of unit weights for the summary (``by`` required): non-negative, finite, the
+        same on every row of a query (e.g. the query's traffic). The mean and the counts
+        become weighted sums over queries: an integer weight k gives the summary of the query
+        repeated k times (with fresh ids), 0 leaves the query out.
+    ci
+        Confidence level in (0, 1) of a percentile bootstrap interval of the summary's mean
+        correspondence over the queries (``by`` required), e.g. 0.95. None: no interval.
+    n_boot
+        Number of bootstrap replicates (at least 2).
+    seed
+        Seed of the replicates' Poisson(1) query counts, in [0, 2^31 − 2]: the same seed
+        gives the same interval on every engine and in any row order.
 
     Returns
     -------
     A frame of the input's kind. Without ``by``: one row per query, sorted by it, with
     ``correspondence`` (Float64) and ``band`` (String). With ``by``: one row per partition
     with ``correspondence`` (the mean over queries where it is defined), ``n_queries``,
-    ``n_undefined``, ``n_high``, ``n_medium``, ``n_low`` (Int64).
+    ``n_undefined``, ``n_high``, ``n_medium``, ``n_low`` (Int64; Float64, weighted sums of
+    queries, with ``weight=``). With ``ci``, ``correspondence_lo`` and
+    ``correspondence_hi`` follow the mean, and ``queries`` (the queries behind it: those
+    with a defined correspondence and a positive weight; the interval is null below 2) and
+    ``undefined_replicates`` (replicates that draw none of them, left out of the interval)
+    close the row. The counts describe the sample and get no interval.
 
     Raises
     ------
     FrameAuditError
         Negative or NaN distances, negative or non-finite class weights, a class-weight key
         of another type than the labels, nulls in ``query``/``predicted``, a query whose rows
-        disagree on the predicted class, thresholds out of order.
+        disagree on the predicted class, thresholds out of order; a ``weight`` column that is
+        not numeric, holds a null, a negative or non-finite value, or differs within a query;
+        ``ci`` outside (0, 1), ``n_boot`` < 2, a ``seed`` out of range; ``ci`` or ``weight``
+        without ``by``.
 
     Notes
     -----
     Null (band null) when a query has no neighbours or their total weight is 0 (every
     neighbour's class weight is 0, or every distance is +inf). case-explainer returns
-    ``(0.0, "undefined")`` there. One scan and one aggregation: O(rows).
+    ``(0.0, "undefined")`` there. One scan and one aggregation: O(rows). A summary's mean
+    with unit weights :math:`u_q` is :math:`\sum_q u_q c_q / \sum_q u_q` over the queries
+    with a defined :math:`c_q`. The interval resamples queries with Poisson(1) counts
+    computed in the engine (see the Uncertainty page): the rows are aggregated per query
+    first, so it costs queries × ``n_boot`` rows of work, not neighbour rows × ``n_boot``.
 
     Examples
     --------
@@ -264,10 +311,32 @@ def correspondence(
     >>> fa.explain.correspondence(df, weighted=False)["correspondence"].item()
     0.8
 
+    A summary per fold, with a 90% bootstrap interval over its queries (four queries, so a
+    wide one):
+
+    >>> cases = pl.DataFrame({
+    ...     "query": [0, 0, 1, 1, 2, 2, 3, 3],
+    ...     "fold": ["a"] * 8,
+    ...     "distance": [0.1, 0.4, 0.2, 0.3, 0.5, 0.6, 0.1, 0.9],
+    ...     "label": [1, 1, 1, 0, 0, 0, 1, 1],
+    ...     "predicted": [1, 1, 1, 1, 0, 0, 0, 0],
+    ... })
+    >>> summary = fa.explain.correspondence(cases, by="fold", ci=0.9, n_boot=200)
+    >>> summary.select("correspondence", "correspondence_lo", "correspondence_hi", "queries")
+    shape: (1, 4)
+    ┌────────────────┬───────────────────┬───────────────────┬─────────┐
+    │ correspondence ┆ correspondence_lo ┆ correspondence_hi ┆ queries │
+    │ ---            ┆ ---               ┆ ---               ┆ ---     │
+    │ f64            ┆ f64               ┆ f64               ┆ i64     │
+    ╞════════════════╪═══════════════════╪═══════════════════╪═════════╡
+    │ 0.639936       ┆ 0.2425            ┆ 1.0               ┆ 4       │
+    └────────────────┴───────────────────┴───────────────────┴─────────┘
+
     """
     if medium > high:
         msg = f"medium={medium!r}, high={high!r}: expected medium <= high"
         raise InvalidParameterError(msg)
+    bootstrap = None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
     bound = bind(
         frame,
         [
@@ -276,13 +345,22 @@ def correspondence(
             Role("label", label),
             Role("predicted", predicted),
             *([Role("distance", distance, dtype="numeric")] if weighted else []),
+            Role("weight", weight, optional=True, dtype="numeric"),
         ],
         # a summary per query or per predicted class: both are constant within a query
         sharing=[frozenset(("by", "query")), frozenset(("by", "predicted"))],
-        outputs=_OUTPUTS,
+        outputs=[*_OUTPUTS, *(_INTERVAL_OUTPUTS if bootstrap else ())],
     )
     source = bound.source
     query_names, by_names = bound.columns["query"], bound.columns["by"]
+    if not by_names:
+        _refuse_per_query(weight, ci)
+    if bootstrap is not None:
+        source.refuse_dask(
+            "correspondence with ci=",
+            "the bootstrap numbers the queries and orders the replicate values with ordered "
+            "windows, which Dask cannot evaluate lazily",
+        )
     lf = source.frame
     keys = list(dict.fromkeys([*by_names, *query_names]))
     schema = lf.collect_schema()
@@ -293,9 +371,11 @@ def correspondence(
             "numeric or both boolean)"
         )
         raise InvalidDtypeError(msg)
+    weights = {weight: "weight"} if weight is not None else {}
     checks = [
         validate.non_empty(lf, "correspondence"),
-        validate.no_nulls(lf, {**dict.fromkeys(keys, "query"), predicted: "predicted"}),
+        validate.no_nulls(lf, {**dict.fromkeys(keys, "query"), predicted: "predicted", **weights}),
+        *(_weight_checks(lf, keys, weight) if weight is not None else []),
     ]
     rows, weight_checks = _weighted_rows(
         lf,
@@ -313,6 +393,7 @@ def correspondence(
             nw.col(_MATCH).sum(),
             total.sum(),
             *([] if source.in_memory else _ranges(predicted)),
+            *([nw.col(weight).max()] if weight is not None else []),
         )
         .with_columns(
             nw.when(total > 0)
@@ -333,7 +414,35 @@ def correspondence(
     if not by_names:
         result = per_query.select(*keys, "correspondence", "band")
         return from_engine(result, source, sort_by=keys, checks=checks)
-    return from_engine(_summary(per_query, by_names), source, sort_by=by_names, checks=checks)
+    summary = _summary(per_query, by_names, keys, weight=weight, bootstrap=bootstrap, like=source)
+    return from_engine(summary, source, sort_by=by_names, checks=checks)
+
+
+def _refuse_per_query(weight: str | None, ci: float | None) -> None:
+    """Unit weights and intervals belong to summaries: refuse them for the per-query output."""
+    if ci is not None:
+        msg = (
+            f"ci={ci!r}: intervals resample the queries of a summary; give by= the column(s) "
+            "to summarise over (one query's correspondence comes from all its neighbours: "
+            "there is nothing to resample)"
+        )
+        raise InvalidParameterError(msg)
+    if weight is not None:
+        msg = (
+            f"weight={weight!r}: unit weights weigh the queries of a summary; give by= the "
+            "column(s) to summarise over (a query's own correspondence does not depend on "
+            "its weight)"
+        )
+        raise InvalidParameterError(msg)
+
+
+def _weight_checks(lf: nw.LazyFrame[Any], keys: list[str], weight: str) -> list[validate.Check]:
+    """A query's unit weight: non-negative, finite and the same on every row of the query."""
+    return [
+        validate.in_range(lf, weight, "weight", 0, None),
+        validate.finite(lf, {weight: f"weight={weight!r}"}),
+        validate.constant_within(lf, keys, weight, "weight", "query"),
+    ]
 
 
 def _weighted_rows(
@@ -385,24 +494,61 @@ def _with_bands(per_query: nw.LazyFrame[Any], *, high: float, medium: float) -> 
     )
 
 
-def _summary(per_query: nw.LazyFrame[Any], by: list[str]) -> nw.LazyFrame[Any]:
-    """Per ``by`` partition: the mean correspondence and the counts of queries per band."""
+def _summary(
+    per_query: nw.LazyFrame[Any],
+    by: list[str],
+    keys: list[str],
+    *,
+    weight: str | None,
+    bootstrap: Bootstrap | None,
+    like: Source,
+) -> nw.LazyFrame[Any]:
+    """Per ``by`` partition: the mean correspondence and the counts of queries per band.
+
+    Sums over the queries (``keys``), each weighted by its unit weight: a query of weight 0 is
+    left out (also from the bootstrap's numbering of the queries). With a bootstrap, the mean
+    gains its interval, and the number of queries behind it.
+    """
     value = nw.col("correspondence")
-    counted = per_query.with_columns(
+    if weight is not None:
+        per_query = per_query.filter(nw.col(weight) > 0)
+    unit = nw.col(weight).cast(nw.Float64) if weight is not None else nw.lit(1, dtype=nw.Int64)
+    # what each query adds to the sums (conditional columns first, then the aggregation)
+    terms = per_query.with_columns(unit.alias(_UNIT_WEIGHT)).with_columns(
         *(
             (nw.col("band") == name).fill_null(value=False).cast(nw.Int64).alias(f"n_{name}")
             for name in ("high", "medium", "low")
         ),
         value.is_null().cast(nw.Int64).alias("n_undefined"),
+        (~value.is_null()).cast(nw.Int64).alias(_HAS_VALUE),
+        value.fill_null(0.0).alias(_WEIGHTED_VALUE),
     )
-    summary = counted.group_by(by).agg(
-        value.mean(),
-        nw.len().cast(nw.Int64).alias("n_queries"),
-        nw.col("n_undefined").sum(),
-        nw.col("n_high").sum(),
-        nw.col("n_medium").sum(),
-        nw.col("n_low").sum(),
+    unit_weight = nw.col(_UNIT_WEIGHT)
+    terms = terms.select(
+        *keys,
+        unit_weight.alias("n_queries"),
+        *((nw.col(c) * unit_weight).alias(c) for c in _COUNTS[1:]),
+        (nw.col(_HAS_VALUE) * unit_weight).alias(_DEFINED),
+        (nw.col(_WEIGHTED_VALUE) * unit_weight).alias(_WEIGHTED_VALUE),
+        _HAS_VALUE,
     )
-    return summary.select(
-        *by, "correspondence", "n_queries", "n_undefined", "n_high", "n_medium", "n_low"
+    if bootstrap is not None:
+        terms = cached(terms)  # read by the sums and by the replicates
+    mean = safe_div(nw.col(_WEIGHTED_VALUE), nw.col(_DEFINED)).alias("correspondence")
+    count_type = nw.Float64 if weight is not None else nw.Int64
+    counts = [nw.col(c).cast(count_type) for c in _COUNTS]
+    totals = (_WEIGHTED_VALUE, _DEFINED, _HAS_VALUE, *_COUNTS)
+    sums = aggregate(terms, by, *(nw.col(c).sum() for c in totals))
+    if bootstrap is None:
+        return sums.select(*by, mean, *counts)
+    # the queries behind the mean: those whose correspondence is defined
+    units = sums.select(*by, nw.col(_HAS_VALUE).cast(nw.Int64).alias(UNITS))
+    replicates = resampling(terms, keys, bootstrap, like).summed(
+        terms, by, [], [_WEIGHTED_VALUE, _DEFINED]
+    )
+    summary = interval(
+        replicates.select(*by, REPLICATE, mean), by, "correspondence", bootstrap, units=units
+    )
+    return summary.join(sums.select(*by, *counts), on=by, how="left").select(
+        *by, "correspondence", "correspondence_lo", "correspondence_hi", *_COUNTS, UNITS, UNDEFINED
     )

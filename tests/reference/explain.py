@@ -9,7 +9,7 @@ explainability tests share.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -164,3 +164,56 @@ def neighbour_frame(
         },
         orient="row",
     )
+
+
+def correspondence(
+    neighbours: Sequence[tuple[int, float, int]],
+    predicted: int,
+    *,
+    weighted: bool = True,
+    class_weights: Mapping[int, float] | None = None,
+) -> float | None:
+    """Σ_{y = ĉ} w / Σ w with w = cw(y)/(d+1)³ (or cw(y)); None without neighbours or weight."""
+    matched = total = 0.0
+    for _, distance, label in neighbours:
+        weight = (class_weights or {}).get(label, 1.0)
+        if weighted:
+            weight /= (distance + 1.0) ** 3
+        total += weight
+        if label == predicted:
+            matched += weight
+    return matched / total if total > 0 else None
+
+
+def correspondence_summary(
+    cases: Sequence[tuple[int, int, Sequence[tuple[int, float, int]]]],
+    part: Callable[[int, int], Any],
+    *,
+    weighted: bool = True,
+    class_weights: Mapping[int, float] | None = None,
+    high: float = 0.85,
+    medium: float = 0.70,
+) -> list[tuple[Any, float | None, int, int, int, int, int]]:
+    """Per partition ``part(query, predicted)``, sorted: the mean correspondence over the
+    queries where it is defined, then the numbers of queries, undefined, high, medium, low."""
+    values: dict[Any, list[float | None]] = {}
+    for query, predicted, neighbours in cases:
+        value = correspondence(
+            neighbours, predicted, weighted=weighted, class_weights=class_weights
+        )
+        values.setdefault(part(query, predicted), []).append(value)
+    rows = []
+    for key in sorted(values):
+        defined = [v for v in values[key] if v is not None]
+        rows.append(
+            (
+                key,
+                sum(defined) / len(defined) if defined else None,
+                len(values[key]),
+                len(values[key]) - len(defined),
+                sum(v >= high for v in defined),
+                sum(medium <= v < high for v in defined),
+                sum(v < medium for v in defined),
+            )
+        )
+    return rows
