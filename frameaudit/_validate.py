@@ -448,3 +448,14 @@ def constant_within(
         return InvalidValueError(f"{msg} (e.g. {example})" if example else msg)
 
     return Check(counts, error)
+
+
+def unit_weights(
+    frame: nw.LazyFrame[Any], column: str, units: Sequence[str], within: str
+) -> list[Check]:
+    """The checks of a ``weight=`` column: finite, non-negative, one value within each unit."""
+    return [
+        in_range(frame, column, "weight", 0, None),
+        finite(frame, {column: f"weight={column!r}"}),
+        constant_within(frame, units, column, "weight", within),
+    ]

@@ -101,3 +101,14 @@ def test_value_checks_run_on_dask(log: pl.DataFrame) -> None:
     frame = dd.from_pandas(tied.to_pandas(), npartitions=2)
     with pytest.raises(fa.InvalidValueError, match=r"rank='rank'.*unique within each ranking"):
         fa.fair.exp(frame, ranking="ranking")
+
+
+def test_intervals_raise_on_dask(log: pl.DataFrame) -> None:
+    ddf = dd.from_pandas(log.to_pandas(), npartitions=2)
+    with pytest.raises(UnsupportedBackendError, match=r"an interval \(ci=\) is not supported"):
+        fa.fair.exp(ddf, ranking="ranking", ci=0.9)
+    # weights alone need no ordered window: they run on Dask
+    weighted = log.with_columns(pl.lit(2.0).alias("w"))
+    expected = fa.fair.exp(weighted, ranking="ranking", weight="w")
+    wdf = dd.from_pandas(weighted.to_pandas(), npartitions=2)
+    assert_frame_close(to_polars(fa.fair.exp(wdf, ranking="ranking", weight="w")), expected)

@@ -229,6 +229,7 @@ def resampling(
 
     A unit's number is its rank in key order, so that row order does not matter.
     """
+    like.refuse_dask("an interval (ci=)", "the bootstrap numbers its units with an ordered window")
     units = list(units)
     indexed = (
         frame.select(units)

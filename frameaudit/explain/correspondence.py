@@ -375,7 +375,7 @@ def correspondence(
     checks = [
         validate.non_empty(lf, "correspondence"),
         validate.no_nulls(lf, {**dict.fromkeys(keys, "query"), predicted: "predicted", **weights}),
-        *(_weight_checks(lf, keys, weight) if weight is not None else []),
+        *(validate.unit_weights(lf, weight, keys, "query") if weight is not None else []),
     ]
     rows, weight_checks = _weighted_rows(
         lf,
@@ -434,15 +434,6 @@ def _refuse_per_query(weight: str | None, ci: float | None) -> None:
             "its weight)"
         )
         raise InvalidParameterError(msg)
-
-
-def _weight_checks(lf: nw.LazyFrame[Any], keys: list[str], weight: str) -> list[validate.Check]:
-    """A query's unit weight: non-negative, finite and the same on every row of the query."""
-    return [
-        validate.in_range(lf, weight, "weight", 0, None),
-        validate.finite(lf, {weight: f"weight={weight!r}"}),
-        validate.constant_within(lf, keys, weight, "weight", "query"),
-    ]
 
 
 def _weighted_rows(

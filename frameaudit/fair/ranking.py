@@ -208,11 +208,7 @@ def _prepare(
     screen = [rank] if source.in_memory else []
     checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
     if weight is not None:
-        checks += [
-            validate.in_range(lf, weight, "weight", 0, None),
-            validate.finite(lf, {weight: f"weight={weight!r}"}),
-            validate.constant_within(lf, rankings, weight, "weight", "ranking"),
-        ]
+        checks += validate.unit_weights(lf, weight, rankings, "ranking")
         # weight 0 leaves the ranking out, from the sums and from the group sizes alike
         lf = lf.filter(nw.col(weight) > 0)
     mapping = None
