@@ -21,7 +21,7 @@ from frameaudit import _params
 # parameters that name columns, frames or mappings of the data (bound by frameaudit._roles)
 ROLES = {
     *("rank", "group", "ranking", "item", "groups", "by", "relevance", "ctr"),
-    *("cluster", "features", "centroids", "a", "b"),
+    *("cluster", "features", "centroids", "a", "b", "point"),
     *("run", "target", "prediction"),
     *("query", "distance", "label", "predicted", "class_weights", "id", "carry"),
     *("feature", "importance", "overall", "metric", "weight"),

@@ -32,19 +32,25 @@ Where frameaudit and holisticai 1.0.14 differ, the documentation's "Differences"
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
 from frameaudit._engine import (
+    REPLICATE,
+    UNDEFINED,
+    Bootstrap,
+    Resampling,
     Source,
     align,
     cached,
     from_engine,
     group_silhouettes,
+    interval,
     nearest_centroid_sums,
+    resampling,
 )
 from frameaudit._expr import (
     WHOLE,
@@ -55,7 +61,7 @@ from frameaudit._expr import (
     partitioned,
     safe_div,
 )
-from frameaudit._params import Flag, Integer, Optional, constraints
+from frameaudit._params import UNCERTAINTY, Flag, Integer, Optional, constraints
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
 
@@ -81,11 +87,20 @@ _KERNEL_WORKAROUND = (
 )
 
 
+UNITS = "points"
+"""The output column with the number of points behind a value (with ``ci=``)."""
+
+
+def _bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
+    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
+
+
 @dataclass
 class _Prepared:
     """A validated point frame and the names of its roles.
 
-    ``frame`` holds the role columns; for the distance metrics also the group code ``_CODE`` and
+    ``frame`` holds the role columns and the partition key (``WHOLE`` without ``by``), only
+    the points of positive weight; for the distance metrics also the group code ``_CODE`` and
     the features as Float64 columns named in ``features``.
     """
 
@@ -94,6 +109,25 @@ class _Prepared:
     by: list[str]
     features: list[str]
     checks: list[validate.Check]
+    partition: list[str] = field(default_factory=list)
+    point: str | None = None
+    weight: str | None = None
+    bootstrap: Bootstrap | None = None
+    resampling: Resampling | None = None
+
+    @property
+    def units(self) -> list[str]:
+        """The key of a point: the partition and the point id."""
+        return [*self.partition, *([self.point] if self.point else [])]
+
+    @property
+    def estimates(self) -> list[str]:
+        """The keys of one estimate: the partition, and with a bootstrap the replicate."""
+        return [*self.partition, REPLICATE] if self.resampling else self.partition
+
+    def point_weight(self) -> nw.Expr:
+        """A point's weight (``weight=``), else 1."""
+        return nw.col(self.weight).cast(nw.Float64) if self.weight else nw.lit(1, dtype=nw.Int64)
 
 
 def _check_group_values(dtype: Any, group: str, values: dict[str, Any]) -> None:
@@ -157,6 +191,7 @@ def _feature_columns(
 
 def _prepare(
     frame: Any,
+    metric: str,
     *,
     cluster: str,
     group: str,
@@ -167,14 +202,25 @@ def _prepare(
     features: Names | None = None,
     distances: bool = False,
     read_labels: bool = True,
+    point: str | None = None,
+    weight: str | None = None,
+    bootstrap: Bootstrap | None = None,
 ) -> _Prepared:
     """Validate the schema and bring the frame into the engine.
 
-    ``outputs`` are the columns the result adds. With ``distances`` (the distance metrics),
-    also add the group code and the ``features``. ``read_labels=False``: the cluster labels are
-    not read (``cluster`` names the centroids' column). The checks on the rows start with the
-    null check; :func:`_present` adds the others.
+    ``outputs`` are the columns the result adds besides ``metric`` (and, with a bootstrap,
+    its interval's). With ``distances`` (the distance metrics), also add the group code and
+    the ``features``. ``read_labels=False``: the cluster labels are not read (``cluster``
+    names the centroids' column). The checks on the rows start with the null check;
+    :func:`_present` adds the others. A ``weight`` of 0 leaves the point out.
     """
+    if bootstrap is not None and point is None:
+        msg = (
+            f"ci={bootstrap.level!r}: intervals resample points; give point= the column of "
+            "unique point ids (a point's identity must not depend on the row order)"
+        )
+        raise InvalidParameterError(msg)
+    interval_columns = [f"{metric}_lo", f"{metric}_hi", UNITS, UNDEFINED] if bootstrap else []
     bound = bind(
         frame,
         [
@@ -183,33 +229,61 @@ def _prepare(
             Role("by", by, many=True, optional=True),
             # numeric columns or one array column: _feature_columns checks them
             *([Role("features", features, many=True, dtype=None)] if distances else []),
+            Role("point", point, optional=True),
+            Role("weight", weight, optional=True, dtype="numeric"),
         ],
-        outputs=outputs,
+        outputs=[metric, *outputs, *interval_columns],
     )
     source = bound.source
     by_names = bound.columns["by"]
     feature_names = bound.columns.get("features", [])
     if not read_labels:
         column_names(Role("cluster", cluster))
-    roles = {c: p for p in ("group", "cluster", "by") for c in bound.columns[p]}
-    lf = source.frame
+    roles = {c: p for p in ("group", "cluster", "by", "point", "weight") for c in bound.columns[p]}
+    lf = partitioned(source.frame, by_names)
     _check_group_values(lf.collect_schema()[group], group, {"a": a, "b": b})
-    checks = [validate.no_nulls(lf, roles)]
-    if not distances:
-        return _Prepared(source, lf, by_names, [], checks)
-    expressions, labels = _feature_columns(lf, feature_names)
-    code = (
-        nw.when(nw.col(group) == a)
-        .then(nw.lit(1))
-        .when(nw.col(group) == b)
-        .then(nw.lit(2))
-        .otherwise(nw.lit(0))
-        .cast(nw.Int8)
-    )
-    lf = lf.with_columns(code.alias(_CODE), *expressions)
+    labels: dict[str, str] = {}
+    if distances:
+        expressions, labels = _feature_columns(lf, feature_names)
+        code = (
+            nw.when(nw.col(group) == a)
+            .then(nw.lit(1))
+            .when(nw.col(group) == b)
+            .then(nw.lit(2))
+            .otherwise(nw.lit(0))
+            .cast(nw.Int8)
+        )
+        lf = lf.with_columns(code.alias(_CODE), *expressions)
     # Row rules on one frame are evaluated together, in one pass over the data.
-    checks = [validate.no_nulls(lf, roles), validate.finite(lf, labels)]
-    return _Prepared(source, lf, by_names, list(labels), checks)
+    checks = [validate.no_nulls(lf, roles)]
+    finite = dict(labels)
+    if weight is not None:
+        finite[weight] = f"weight={weight!r}"
+        checks.append(validate.in_range(lf, weight, "weight", 0, None))
+    if finite:
+        checks.append(validate.finite(lf, finite))
+    if point is not None:
+        checks.append(
+            validate.unique_within(
+                lf, [*by_names, point], f"point={point!r}", "each point needs its own id"
+            )
+        )
+    if weight is not None:
+        lf = lf.filter(nw.col(weight) > 0)
+    partition = by_names or [WHOLE]
+    units = [*partition, *([point] if point else [])]
+    return _Prepared(
+        source,
+        lf,
+        by_names,
+        list(labels),
+        checks,
+        partition,
+        point,
+        weight,
+        bootstrap,
+        None if bootstrap is None else resampling(lf, units, bootstrap, source),
+    )
 
 
 def _present(
@@ -302,6 +376,45 @@ _SHARES: dict[str, tuple[Callable[[], nw.Expr], tuple[str, ...]]] = {
 }
 
 
+def _over_points(
+    prep: _Prepared, points: nw.LazyFrame[Any], keys: Sequence[str], sums: Sequence[str]
+) -> nw.LazyFrame[Any]:
+    """The columns ``sums`` of ``points`` (rows keyed by a point) summed per (estimate, ``keys``).
+
+    With a bootstrap, each point counts k_{b,u} times in replicate b (and once in the point
+    estimate): points × replicates pairs, which flow through to the aggregation.
+    """
+    if prep.resampling is None:
+        return aggregate(points, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
+    return prep.resampling.summed(points, prep.partition, keys, sums)
+
+
+def _conclude(
+    prep: _Prepared,
+    values: nw.LazyFrame[Any],
+    metric: str,
+    keys: Sequence[str] = (),
+    before: Sequence[str] = (),
+) -> Any:
+    """Per (partition, ``keys``): the value (with a bootstrap, its interval), in the caller's kind.
+
+    ``values`` holds ``metric`` and the columns ``before`` (shown before it) per (estimate,
+    ``keys``).
+    """
+    shown = [*prep.by, *keys]
+    if prep.bootstrap is None:
+        result = values.select(*shown, *before, metric)
+    else:
+        assert prep.resampling is not None
+        units = prep.resampling.unit_counts(prep.partition, UNITS)
+        summary = interval(
+            values, [*prep.partition, *keys], metric, prep.bootstrap, units=units, also=before
+        )
+        bounds = [f"{metric}_lo", f"{metric}_hi"]
+        result = summary.select(*shown, *before, metric, *bounds, UNITS, UNDEFINED)
+    return from_engine(result, prep.source, sort_by=shown, checks=prep.checks)
+
+
 def _label_metric(
     frame: Any,
     metric: str,
@@ -312,59 +425,87 @@ def _label_metric(
     b: Any,
     by: Names | None,
     per_cluster: bool,
+    point: str | None,
+    weight: str | None,
+    bootstrap: Bootstrap | None,
 ) -> Any:
     """Counts per (partition, cluster, group), the per-cluster terms, their min or sum.
 
     A null term (0/0) makes the partition's value null: an undefined cluster is never skipped.
     Only the columns the metric needs are computed, in as few steps as possible: building the
-    plan costs more than running it up to about a million rows.
+    plan costs more than running it up to about a million rows. With weights the counts are
+    sums of weights; with a bootstrap, every estimate (the point estimate and each replicate)
+    is one more partition.
     """
     # the per-cluster columns are built on the way to every label metric's value
-    outputs = [metric, *_COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
-    prep = _prepare(frame, cluster=cluster, group=group, a=a, b=b, by=by, outputs=outputs)
+    outputs = [*_COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
+    prep = _prepare(
+        frame,
+        metric,
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        outputs=outputs,
+        point=point,
+        weight=weight,
+        bootstrap=bootstrap,
+    )
     # The one pass over the data. The checks read it too: cached, it is computed once.
-    counts = cached(prep.frame.group_by([*prep.by, cluster, group]).agg(nw.len().alias(_POINTS)))
-    _present(prep, counts, metric, group=group, a=a, b=b)
-    n = nw.col(_POINTS).cast(nw.Int64)
-    per = (
+    if weight is None and bootstrap is None:
+        keys = [*prep.partition, cluster, group]
+        counts = aggregate(prep.frame, keys, nw.len().alias(_POINTS))
+    else:
+        points = prep.frame.with_columns(prep.point_weight().alias(_POINTS))
+        # a cell no drawn point holds is not in that replicate's data
+        counts = _over_points(prep, points, [cluster, group], [_POINTS]).filter(nw.col(_POINTS) > 0)
+    counts = cached(counts)
+    # with a bootstrap the counts are per replicate: the checks read the points instead
+    _present(prep, prep.frame if bootstrap else counts, metric, group=group, a=a, b=b)
+    # DuckDB sums are decimals, hence the casts.
+    size = nw.Float64 if weight else nw.Int64
+    n = nw.col(_POINTS).cast(size)
+    per = aggregate(
         counts.with_columns(
             n.alias(_POINTS),
-            ((nw.col(group) == a).cast(nw.Int64) * n).alias("n_a"),
-            ((nw.col(group) == b).cast(nw.Int64) * n).alias("n_b"),
-        )
-        .group_by([*prep.by, cluster])
+            ((nw.col(group) == a).cast(size) * n).alias("n_a"),
+            ((nw.col(group) == b).cast(size) * n).alias("n_b"),
+        ),
+        [*prep.estimates, cluster],
         # Aggregations stay elementary (Dask).
-        .agg(nw.col(_POINTS).sum().alias("n_cluster"), nw.col("n_a").sum(), nw.col("n_b").sum())
+        nw.col(_POINTS).sum().alias("n_cluster"),
+        nw.col("n_a").sum(),
+        nw.col("n_b").sum(),
     )
     term, reduction, needed = _LABEL_METRICS[metric]
     derived = list(_SHARES) if per_cluster else needed
     totals = {total for name in derived for total in _SHARES[name][1]}
     if derived:
         per = per.with_columns(
-            over(_f64(column).sum(), prep.by).alias(total)
+            over(_f64(column).sum(), prep.estimates).alias(total)
             for total, column in _TOTALS.items()
             if total in totals
         ).with_columns(_SHARES[name][0]().alias(name) for name in derived)
     detail = per.with_columns(term().alias(metric))
     if per_cluster:
-        # DuckDB sums are decimals, hence the casts.
-        integers = (nw.col(c).cast(nw.Int64) for c in _COUNTS)
-        result = detail.select(*prep.by, cluster, *integers, *_SHARES, metric)
-        return from_engine(result, prep.source, sort_by=[*prep.by, cluster], checks=prep.checks)
+        sizes = (nw.col(c).cast(size) for c in _COUNTS)
+        detail = detail.select(*prep.estimates, cluster, *sizes, *_SHARES, metric)
+        return _conclude(prep, detail, metric, [cluster], [*_COUNTS, *_SHARES])
     value = nw.col(metric).min() if reduction == "min" else nw.col(metric).sum()
     reductions = [value, nw.col(metric).count().alias(_DEFINED), nw.len().alias(_POINTS)]
-    reduced = aggregate(detail, prep.by, *reductions)
+    reduced = aggregate(detail, prep.estimates, *reductions)
     summary = reduced.select(
-        *prep.by,
+        *prep.estimates,
         nw.when(nw.col(_DEFINED) < nw.col(_POINTS))
         .then(null_float())
         .otherwise(nw.col(metric))
         .alias(metric),
     )
-    return from_engine(summary, prep.source, sort_by=prep.by, checks=prep.checks)
+    return _conclude(prep, summary, metric)
 
 
-@constraints(per_cluster=Flag())
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
 def cluster_balance(
     frame: Any,
     *,
@@ -374,6 +515,11 @@ def cluster_balance(
     b: Any,
     by: Names | None = None,
     per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Cluster balance (Chierichetti et al. 2017, as in holisticai): the worst representation.
 
@@ -400,23 +546,44 @@ def cluster_balance(
         Column(s): one independent result per partition (e.g. per clustering run or per k).
     per_cluster
         Return the per-cluster detail instead of the number.
+    point
+        Column of point ids, unique within each ``by`` partition: the resampling unit,
+        required with ``ci`` (a point's identity must not depend on the row order).
+    weight
+        Column of point weights: non-negative and finite. Every count becomes a sum of
+        weights: an integer weight k gives the value of the point repeated k times, 0 leaves
+        the point out.
+    ci
+        Confidence level in (0, 1) of a percentile bootstrap interval over the points
+        (``point=`` required), e.g. 0.95. None: no interval.
+    n_boot
+        Number of bootstrap replicates (at least 2).
+    seed
+        Seed of the replicates' Poisson(1) point counts, in [0, 2^31 − 2]: the same seed
+        gives the same interval on every engine and in any row order.
 
     Returns
     -------
     A frame of the input's kind: the ``by`` columns and ``cluster_balance`` (Float64), one
     row per partition, sorted by ``by``. With ``per_cluster=True``, one row per (partition,
     cluster), sorted by them: ``by``, ``cluster``, ``n_cluster``, ``n_a``, ``n_b`` (Int64
-    counts N_c, N_{a,c}, N_{b,c}), ``share_a``, ``share_b`` (P_g(c) = N_{g,c}/N_g),
-    ``rho_a``, ``rho_b`` (ρ_{g,c}) and the metric's column holding the cluster's term, here
-    min(ρ_{a,c}, ρ_{b,c}). The other label metrics return the same detail with their own
-    term.
+    counts N_c, N_{a,c}, N_{b,c}; with ``weight``, Float64 sums of weights), ``share_a``,
+    ``share_b`` (P_g(c) = N_{g,c}/N_g), ``rho_a``, ``rho_b`` (ρ_{g,c}) and the metric's
+    column holding the cluster's term, here min(ρ_{a,c}, ρ_{b,c}). The other label metrics
+    return the same detail with their own term. With ``ci``, ``cluster_balance_lo`` and
+    ``cluster_balance_hi`` follow the metric's column (in the detail too), and ``points``
+    (Int64, the points behind the value; the interval is null below 2) and
+    ``undefined_replicates`` (Int64, replicates whose value is undefined, left out of the
+    interval: a group no drawn point holds; in the detail also a cluster none of them is
+    in) close the row.
 
     Notes
     -----
-    One scan (a count per cluster and group) and small aggregations: O(N). holisticai
-    1.0.14 returns min(ρ, 1/ρ) instead (with ε = 1e-20 added to the counts); see the
-    Differences page. A partition without members of a or b has null ρ for that group and a
-    null result.
+    One scan (a count per cluster and group) and small aggregations: O(N). With ``ci``, every
+    point is paired with every replicate on its way into the counts: O(N·n_boot), streamed.
+    holisticai 1.0.14 returns min(ρ, 1/ρ) instead (with ε = 1e-20 added to the counts); see
+    the Differences page. A partition without members of a or b has null ρ for that group
+    and a null result.
 
     Examples
     --------
@@ -453,10 +620,13 @@ def cluster_balance(
         b=b,
         by=by,
         per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
-@constraints(per_cluster=Flag())
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
 def min_cluster_ratio(
     frame: Any,
     *,
@@ -466,6 +636,11 @@ def min_cluster_ratio(
     b: Any,
     by: Names | None = None,
     per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Minimum cluster ratio (holisticai): the cluster where a is scarcest relative to b.
 
@@ -507,10 +682,13 @@ def min_cluster_ratio(
         b=b,
         by=by,
         per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
-@constraints(per_cluster=Flag())
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
 def cluster_distribution_tv(
     frame: Any,
     *,
@@ -520,6 +698,11 @@ def cluster_distribution_tv(
     b: Any,
     by: Names | None = None,
     per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Total variation between the groups' distributions over clusters (holisticai).
 
@@ -558,10 +741,13 @@ def cluster_distribution_tv(
         b=b,
         by=by,
         per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
-@constraints(per_cluster=Flag())
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
 def cluster_distribution_kl(
     frame: Any,
     *,
@@ -571,6 +757,11 @@ def cluster_distribution_kl(
     b: Any,
     by: Names | None = None,
     per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""KL divergence of group a's distribution over clusters from group b's (holisticai).
 
@@ -608,6 +799,9 @@ def cluster_distribution_kl(
         b=b,
         by=by,
         per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
 
 
@@ -617,12 +811,26 @@ def cluster_distribution_kl(
 def _centroids(
     prep: _Prepared, centroids: Any, *, cluster: str, features: Names
 ) -> nw.LazyFrame[Any]:
-    """The centroids as (by, features): given, or the cluster means in the query."""
-    if centroids is None:
+    """The centroids as (by, features): given, or the cluster means in the query.
+
+    With ``weight=``, the means are weighted (a point of weight k counts as k points).
+    """
+    if centroids is None and prep.weight is None:
         means = prep.frame.group_by([*prep.by, cluster]).agg(
             nw.col(x).mean() for x in prep.features
         )
         return means.select(*prep.by, *prep.features)
+    if centroids is None:
+        w = prep.point_weight()
+        sums = aggregate(
+            prep.frame.with_columns(*((nw.col(x) * w).alias(x) for x in prep.features)),
+            [*prep.by, cluster],
+            *(nw.col(x).sum() for x in prep.features),
+            w.sum().alias("__fa_w"),
+        )
+        return sums.select(
+            *prep.by, *((nw.col(x) / nw.col("__fa_w")).alias(x) for x in prep.features)
+        )
     names = validate.as_names(features, "features")
     columns = {
         cluster: "cluster",
@@ -666,20 +874,19 @@ def _nearest_in_memory(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFr
 
 
 def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """The distance sums as a query: join the (few) centroids, keep each point's minimum.
+    """The distance sums per estimate as a query: join the (few) centroids, keep each minimum.
 
-    Identical points share their distance, so points are first collapsed to distinct
-    (partition, group, coordinates) with a weight: the per-point minimum then needs no row id
-    (which would need an ordered window, a single-partition sort on Spark).
+    Without a bootstrap, identical points share their distance, so points are first collapsed
+    to distinct (partition, group, coordinates) with their total weight: the per-point minimum
+    then needs no row id (which would need an ordered window, a single-partition sort on
+    Spark). With one, each point (its id) keeps its row, to be counted in every replicate.
     """
     xs = prep.features
     cs = [f"__fa_c{j}" for j in range(len(xs))]
-    keys = prep.by or [WHOLE]
-    points = (
-        partitioned(prep.frame.filter(nw.col(_CODE) > 0), prep.by)
-        .group_by([*keys, _CODE, *xs])
-        .agg(nw.len().alias("__fa_w"))
-    )
+    keys = prep.partition
+    distinct = [*(prep.units if prep.resampling else keys), _CODE, *xs]
+    weight = prep.point_weight().sum() if prep.weight else nw.len()
+    points = prep.frame.filter(nw.col(_CODE) > 0).group_by(distinct).agg(weight.alias("__fa_w"))
     pairs = points.join(
         partitioned(centres, prep.by).select(
             *keys, *(nw.col(x).alias(c) for x, c in zip(xs, cs, strict=True))
@@ -693,9 +900,9 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     weight = _f64("__fa_w")
     in_a = (nw.col(_CODE) == 1).cast(nw.Float64)
     in_b = (nw.col(_CODE) == 2).cast(nw.Float64)
-    stats = (
+    per_point = (
         pairs.with_columns(squared.alias("__fa_d2"))
-        .group_by([*keys, _CODE, *xs])
+        .group_by(distinct)
         .agg(nw.col("__fa_d2").min(), nw.col("__fa_w").max())
         .with_columns((nw.col("__fa_d2").sqrt() * weight).alias("__fa_wd"))
         .with_columns(
@@ -704,14 +911,18 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
             (in_b * nw.col("__fa_wd")).alias(_SUM_B),
             (in_b * weight).alias(_COUNT_B),
         )
-        .group_by(keys)
-        .agg(nw.col(c).sum() for c in (_SUM_A, _COUNT_A, _SUM_B, _COUNT_B))
     )
-    partitions = partitioned(prep.frame, prep.by).select(keys).unique()
-    return partitions.join(stats, on=keys, how="left")
+    stats = _over_points(prep, per_point, [], [_SUM_A, _COUNT_A, _SUM_B, _COUNT_B])
+    # every estimate has a row, also where no point of a or b is drawn (null)
+    estimates = (
+        prep.resampling.estimates(prep.partition)
+        if prep.resampling
+        else prep.frame.select(prep.partition).unique()
+    )
+    return estimates.join(stats, on=prep.estimates, how="left")
 
 
-@constraints()
+@constraints(**UNCERTAINTY)
 def social_fairness_ratio(
     frame: Any,
     *,
@@ -722,6 +933,11 @@ def social_fairness_ratio(
     centroids: Any = None,
     cluster: str = "cluster",
     by: Names | None = None,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Social fairness ratio (Ghadiri et al. 2021, as in holisticai).
 
@@ -750,20 +966,28 @@ def social_fairness_ratio(
         Cluster label column (of ``frame`` when ``centroids`` is None, else of ``centroids``).
     by
         Column(s): one independent result per partition.
+    point, weight, ci, n_boot, seed
+        As for :func:`cluster_balance`: a point of weight k counts k times in both means and,
+        when the centroids are computed, in its cluster's mean. The bootstrap resamples the
+        points with the centroids held fixed: given, or the cluster means of all the data
+        (not recomputed in each replicate), so the interval is conditional on them.
 
     Returns
     -------
     A frame of the input's kind: the ``by`` columns and ``social_fairness_ratio`` (Float64),
-    one row per partition, sorted by ``by``.
+    one row per partition, sorted by ``by``. With ``ci``, ``social_fairness_ratio_lo``,
+    ``social_fairness_ratio_hi``, ``points`` and ``undefined_replicates`` as for
+    :func:`cluster_balance`.
 
     Notes
     -----
     Null when a group has no point in a partition, or both mean distances are 0; +inf when
     only b's is 0. Features and centroids must be finite. On Polars, pandas and pyarrow the
     nearest-centroid distances come from a chunked BLAS kernel inside the plan (O(N·k·d),
-    memory O(N·d)); on DuckDB and PySpark from a join of the points with the k centroids and a
-    per-point minimum (O(N·k·d) in the engine). Not supported on Dask. Same as holisticai
-    1.0.14.
+    memory O(N·d)); on DuckDB and PySpark, and with ``weight`` or ``ci`` on every engine (the
+    kernel returns sums per partition, not per point), from a join of the points with the k
+    centroids and a per-point minimum (O(N·k·d) in the engine; with ``ci`` then O(N·n_boot)
+    to count the points in the replicates). Not supported on Dask. Same as holisticai 1.0.14.
 
     Examples
     --------
@@ -785,15 +1009,19 @@ def social_fairness_ratio(
     metric = "social_fairness_ratio"
     prep = _prepare(
         frame,
+        metric,
         cluster=cluster,
         group=group,
         a=a,
         b=b,
         by=by,
-        outputs=[metric],
+        outputs=[],
         features=features,
         distances=True,
         read_labels=centroids is None,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
     )
     # (a KeyError, depending on the partitioning): an error beats a result that only sometimes
     # comes
@@ -802,10 +1030,13 @@ def social_fairness_ratio(
     )
     _present(prep, prep.frame, metric, group=group, a=a, b=b)
     centres = _centroids(prep, centroids, cluster=cluster, features=features)
-    nearest = _nearest_in_memory if prep.source.kind.on_polars else _nearest_by_join
-    stats = nearest(prep, centres)
+    # the kernel returns sums per partition: weighted or per-replicate sums need the query
+    if prep.source.kind.on_polars and weight is None and prep.resampling is None:
+        stats = partitioned(_nearest_in_memory(prep, centres), prep.by)
+    else:
+        stats = _nearest_by_join(prep, centres)
     means = stats.select(
-        *prep.by,
+        *prep.estimates,
         _over_positive(nw.col(_SUM_A), _f64(_COUNT_A)).alias("__fa_mean_a"),
         _over_positive(nw.col(_SUM_B), _f64(_COUNT_B)).alias("__fa_mean_b"),
     )
@@ -813,8 +1044,10 @@ def social_fairness_ratio(
     # that squares overflow make both means inf, and inf/inf is undefined too.
     ratio = safe_div(nw.col("__fa_mean_a"), nw.col("__fa_mean_b")).alias(metric)
     # (two steps: narwhals would build the division twice inside nan_to_null)
-    result = means.with_columns(ratio).select(*prep.by, nan_to_null(nw.col(metric)).alias(metric))
-    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
+    result = means.with_columns(ratio).select(
+        *prep.estimates, nan_to_null(nw.col(metric)).alias(metric)
+    )
+    return _conclude(prep, result, metric)
 
 
 # --- silhouette difference -------------------------------------------------------------------
@@ -847,7 +1080,32 @@ def _at_least_two_clusters(prep: _Prepared, cluster: str) -> validate.Check:
     return validate.Check(summary, error)
 
 
-@constraints(sample=Optional(Integer(2)), seed=Integer(0, 2**64 - 1), progress=Optional(Flag()))
+def _refuse_resampling(ci: float | None, weight: str | None) -> None:
+    """The silhouette has neither point weights nor a bootstrap interval: say why."""
+    if ci is not None:
+        msg = (
+            f"ci={ci!r}: silhouette_difference has no bootstrap interval. A point's silhouette "
+            "depends on its distances to every other point, so each replicate would recompute "
+            "all N² distances with the drawn counts; frameaudit does not run that kernel and "
+            "gives no interval from another estimator. (sample= reports the standard error of "
+            "its sampled estimate of this data's value, not an interval over points.)"
+        )
+        raise InvalidParameterError(msg)
+    if weight is not None:
+        msg = (
+            f"weight={weight!r}: silhouette_difference takes no point weights: a weighted "
+            "silhouette needs every pairwise distance weighted inside the kernel, which "
+            "frameaudit does not have. For integer weights, repeat each row that many times."
+        )
+        raise InvalidParameterError(msg)
+
+
+@constraints(
+    sample=Optional(Integer(2)),
+    seed=Integer(0, 2**64 - 1),
+    progress=Optional(Flag()),
+    ci=UNCERTAINTY["ci"],
+)
 def silhouette_difference(
     frame: Any,
     *,
@@ -860,6 +1118,8 @@ def silhouette_difference(
     sample: int | None = None,
     seed: int = 0,
     progress: bool | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
 ) -> Any:
     r"""Silhouette difference: how much better group b's points sit in their clusters than a's.
 
@@ -902,6 +1162,15 @@ def silhouette_difference(
     progress
         Show a progress line on stderr: True, False, or None for "when the run is long"
         (more than 5·10⁸ distances).
+    weight
+        Not supported: an error. A point's silhouette depends on all its distances, so a
+        weighted silhouette would need weights inside the kernel; for integer weights,
+        repeat the rows.
+    ci
+        Not supported: an error. A bootstrap replicate of the silhouette would recompute
+        all N² distances with the drawn counts; frameaudit gives no interval rather than one
+        from another estimator. (``sample``'s ``std_error`` is the sampling error of the
+        estimate of this data's value, not an interval over points.)
 
     Returns
     -------
@@ -950,14 +1219,16 @@ def silhouette_difference(
     if sample is not None:
         columns.update(std_error="std_error", n_sampled="n_sampled")
     outputs = list(columns.values())
+    _refuse_resampling(ci, weight)
     prep = _prepare(
         frame,
+        metric,
         cluster=cluster,
         group=group,
         a=a,
         b=b,
         by=by,
-        outputs=[metric, *outputs],
+        outputs=outputs,
         features=features,
         distances=True,
     )
