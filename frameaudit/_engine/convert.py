@@ -96,11 +96,14 @@ class Source:
         """Whether the data is an eager frame held in this process (re-reading it is free)."""
         return self.rows is not None
 
-    @property
-    def engine(self) -> Literal["in-memory", "auto"]:
-        """The Polars engine for an eager input: small inputs skip the streaming set-up cost."""
-        small = self.rows is not None and self.rows < _STREAMING_FROM_ROWS
-        return "in-memory" if small else "auto"
+    def engine(self, replicates: int = 0) -> Literal["in-memory", "auto"]:
+        """The Polars engine for an eager input: small inputs skip the streaming set-up cost.
+
+        A bootstrap's plan handles every unit once per replicate (``replicates``, and the point
+        estimate): it is as large as that many copies of the input.
+        """
+        work = None if self.rows is None else self.rows * (replicates + 1)
+        return "in-memory" if work is not None and work < _STREAMING_FROM_ROWS else "auto"
 
     def refuse_dask(self, metric: str, reason: str) -> None:
         """On Dask, raise the documented error: ``metric`` cannot run there, for ``reason``."""
@@ -347,8 +350,12 @@ def from_engine(
     *,
     sort_by: Sequence[str] = (),
     checks: Sequence[Check] = (),
+    replicates: int = 0,
 ) -> Any:
-    """Hand ``result`` back as a frame of the kind the caller passed in."""
+    """Hand ``result`` back as a frame of the kind the caller passed in.
+
+    ``replicates``: the bootstrap replicates the plan computes (they choose the Polars engine).
+    """
     sort_by = list(sort_by)
     checks = merge_rules(checks)
     if not source.kind.on_polars:
@@ -365,9 +372,11 @@ def from_engine(
     if source.kind is Kind.POLARS_LAZY:
         return native
     if not checks:
-        return _as_kind(native.collect(engine=source.engine), source)
+        return _as_kind(native.collect(engine=source.engine(replicates)), source)
     # computed together, so that the checks and the result share their scans
-    counts, eager = pl.collect_all([diagnostics(checks).to_native(), native], engine=source.engine)
+    counts, eager = pl.collect_all(
+        [diagnostics(checks).to_native(), native], engine=source.engine(replicates)
+    )
     raise_first(checks, counts.row(0, named=True))
     return _as_kind(eager, source)
 

@@ -81,7 +81,7 @@ def run_kernel(
     """
     require_kernel_engine(source, metric, workaround)
     native: pl.LazyFrame = frame.to_native()
-    rows = None if source.kind is Kind.POLARS_LAZY else native.collect(engine=source.engine)
+    rows = None if source.kind is Kind.POLARS_LAZY else native.collect(engine=source.engine())
     given = native.collect_schema() if rows is None else rows.schema
     schema = pl.Schema({**{k: given[k] for k in keys}, **outputs})
     if rows is None:

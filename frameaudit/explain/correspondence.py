@@ -415,7 +415,8 @@ def correspondence(
         result = per_query.select(*keys, "correspondence", "band")
         return from_engine(result, source, sort_by=keys, checks=checks)
     summary = _summary(per_query, by_names, keys, weight=weight, bootstrap=bootstrap, like=source)
-    return from_engine(summary, source, sort_by=by_names, checks=checks)
+    replicates = bootstrap.n_boot if bootstrap else 0
+    return from_engine(summary, source, sort_by=by_names, checks=checks, replicates=replicates)
 
 
 def _refuse_per_query(weight: str | None, ci: float | None) -> None:

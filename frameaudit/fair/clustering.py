@@ -412,7 +412,10 @@ def _conclude(
         )
         bounds = [f"{metric}_lo", f"{metric}_hi"]
         result = summary.select(*shown, *before, metric, *bounds, UNITS, UNDEFINED)
-    return from_engine(result, prep.source, sort_by=shown, checks=prep.checks)
+    replicates = prep.bootstrap.n_boot if prep.bootstrap else 0
+    return from_engine(
+        result, prep.source, sort_by=shown, checks=prep.checks, replicates=replicates
+    )
 
 
 def _label_metric(

@@ -398,7 +398,10 @@ def _conclude(
         )
         result = summary.drop(*(c for c in prep.partition if c not in prep.by))
     result = result.rename({_SIZE: "n"}) if _SIZE in also else result
-    return from_engine(result, prep.source, sort_by=shown, checks=prep.checks)
+    replicates = prep.bootstrap.n_boot if prep.bootstrap else 0
+    return from_engine(
+        result, prep.source, sort_by=shown, checks=prep.checks, replicates=replicates
+    )
 
 
 @constraints(combo=Choice(COMBOS))
