@@ -194,7 +194,8 @@ class Resampling:
     ) -> nw.LazyFrame[Any]:
         """The columns ``sums`` of ``frame`` summed per (partition, ``REPLICATE``, ``keys``).
 
-        Each unit counts ``COUNT`` times in each replicate. The rows are first summed per unit
+        Each unit counts ``COUNT`` times in each replicate; a (partition, replicate, keys) that no
+        drawn unit holds has no row. The rows are first summed per unit
         (so the replicates multiply units × keys, not rows), and the keys (e.g. a group, maybe
         a text column) are replaced by their number for the large aggregation.
         """
@@ -204,8 +205,12 @@ class Resampling:
         if keys:
             labels = cached(per_unit.select(keys).unique().with_row_index(_KEY, order_by=keys))
             per_unit = per_unit.join(labels, on=keys, how="inner").drop(*keys)
-        counted = self.counted(per_unit).with_columns(
-            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums)
+        # a unit drawn 0 times adds nothing: a third of the pairs leave before the aggregation
+        # (a key no drawn unit holds has no row in that replicate, as in resampled data)
+        counted = (
+            self.counted(per_unit)
+            .filter(nw.col(COUNT) > 0)
+            .with_columns(*((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums))
         )
         summed = aggregate(counted, [*partition, REPLICATE, *([_KEY] if keys else [])], *totals)
         if not keys:
