@@ -10,6 +10,9 @@ functional API (``frameaudit.fair.exp(frame, ...)``, :mod:`frameaudit.repro`,
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from frameaudit import datasets, explain, fair, repro
 from frameaudit._accessors import register_namespaces
 from frameaudit.exceptions import (
@@ -21,6 +24,9 @@ from frameaudit.exceptions import (
     UnsupportedBackendError,
 )
 
+if TYPE_CHECKING:
+    from frameaudit import report
+
 __all__ = [
     "ColumnNotFoundError",
     "FrameAuditError",
@@ -31,9 +37,18 @@ __all__ = [
     "datasets",
     "explain",
     "fair",
+    "report",
     "repro",
 ]
 
 __version__ = "0.1.0"
 
 register_namespaces()
+
+
+def __getattr__(name: str) -> Any:
+    # the reports are imported on first use: ``import frameaudit`` stays light
+    if name == "report":
+        return importlib.import_module("frameaudit.report")
+    msg = f"module 'frameaudit' has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -47,6 +47,7 @@ class _Page(HTMLParser):
         self.typeset = 0  # of them, those holding KaTeX's output
         self.errors = 0  # KaTeX parse errors
         self.resources: list[str] = []  # scripts and stylesheets
+        self.dom = ""  # the page as the browser left it
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
@@ -102,6 +103,7 @@ def _browse(page: Path, profile: Path) -> tuple[_Page, list[str]]:
     assert result.returncode == 0, result.stderr[-4000:]
     console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
     parsed = _Page()
+    parsed.dom = result.stdout
     parsed.feed(result.stdout)
     return parsed, console
 

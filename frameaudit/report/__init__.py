@@ -1,0 +1,14 @@
+"""Reports people read: every metric of a family on one frame, with charts, HTML and JSON.
+
+``frameaudit.report.ranking(frame, ...)`` returns a :class:`Report`: the per-group values, every
+combo computed from them, the groups (or rankings) furthest from parity, audit gates
+(:meth:`Report.check`), charts (Altair), a self-contained HTML file and JSON. Charts and HTML
+need the ``report`` extra (``altair``, ``vl-convert-python``); the tables do not.
+"""
+
+from __future__ import annotations
+
+from frameaudit.report._ranking import ranking
+from frameaudit.report._report import Report
+
+__all__ = ["Report", "ranking"]

@@ -1,0 +1,92 @@
+"""A report as HTML: one self-contained page (inline styles, charts as inline SVG)."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from frameaudit.report import _charts, _views
+from frameaudit.report._text import format_value
+
+if TYPE_CHECKING:
+    from frameaudit.report._report import Report
+
+__all__ = ["body", "page"]
+
+_STYLE = """
+.fa-report { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  color: #1a1a1a; max-width: 1200px; margin: 0 auto; padding: 1rem 1.5rem; line-height: 1.45; }
+.fa-report h1 { font-size: 1.6rem; margin: 0 0 .5rem; }
+.fa-report h2 { font-size: 1.2rem; margin: 1.8rem 0 .5rem; border-bottom: 1px solid #ddd; }
+.fa-report p.fa-note { margin: .25rem 0; max-width: 60rem; }
+.fa-report table { border-collapse: collapse; font-size: .9rem; margin: .5rem 0; }
+.fa-report th, .fa-report td { padding: .25rem .6rem; border-bottom: 1px solid #e4e4e4; }
+.fa-report th { text-align: left; background: #f3f5f8; }
+.fa-report td.fa-num { text-align: right; font-variant-numeric: tabular-nums; }
+.fa-report .fa-legend { color: #444; font-size: .9rem; margin: 0; padding-left: 1.2rem; }
+.fa-report .fa-charts { display: flex; flex-wrap: wrap; gap: 1.5rem; }
+.fa-report figure { margin: 0; }
+"""
+
+
+def page(report: Report) -> str:
+    """A complete HTML document: nothing is loaded from anywhere."""
+    return (
+        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
+        f"<title>{html.escape(report.title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
+        f"<body>\n{body(report)}\n</body>\n</html>\n"
+    )
+
+
+def body(report: Report) -> str:
+    """The report's content (tables, guidance and charts), styled, without a page around it."""
+    parts = [
+        f"<style>{_STYLE}</style><div class='fa-report'>",
+        f"<h1>{html.escape(report.title)}</h1>",
+        *(f"<p class='fa-note'>{html.escape(note)}</p>" for note in report.notes),
+        "<h2>Combined over the groups</h2>",
+        _table(_views.combos(report)),
+        "<ul class='fa-legend'>",
+        *(f"<li>{html.escape(line)}</li>" for line in _views.legend(report)),
+        "</ul>",
+        "<h2>Single-number metrics</h2>",
+        _table(_views.single(report)),
+        "<h2>Charts</h2>",
+        "<div class='fa-charts'>",
+        *(
+            f"<figure data-chart='{html.escape(name)}'>{_charts.svg(chart)}</figure>"
+            for name, chart in report.charts().items()
+        ),
+        "</div>",
+        "<h2>Furthest from parity</h2>",
+        "<p class='fa-note'>Per group metric, the group furthest from the groups' mean "
+        "(parity: every group equal); for NDKL, the rankings furthest from 0.</p>",
+        _table(report.worst),
+    ]
+    intervals = _views.intervals(report)
+    if not intervals.is_empty():
+        level = report.parameters.get("ci")
+        parts += [f"<h2>{level:.0%} bootstrap intervals over the rankings</h2>", _table(intervals)]
+    parts += [
+        "<h2>Per group</h2>",
+        _table(_views.per_group(report)),
+        "</div>",
+    ]
+    return "\n".join(parts)
+
+
+def _table(frame: pl.DataFrame) -> str:
+    numeric = {name for name, dtype in frame.schema.items() if dtype.is_numeric()}
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
+    rows = []
+    for row in frame.iter_rows(named=True):
+        cells = "".join(
+            f"<td class='fa-num'>{html.escape(format_value(value))}</td>"
+            if name in numeric
+            else f"<td>{html.escape(format_value(value))}</td>"
+            for name, value in row.items()
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -1,0 +1,314 @@
+"""The fair-ranking report: every group metric per group and under every combo, NDKL and IAA."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import narwhals.stable.v2 as nw
+import polars as pl
+
+from frameaudit import fair
+from frameaudit.report._report import Report
+
+__all__ = ["DIRECTIONS", "GROUP_METRICS", "ranking"]
+
+# what fair looks like under each combo, and the combo's range (V_g ≥ 0)
+DIRECTIONS: dict[str, tuple[str, str]] = {
+    "MinMaxRatio": ("1 = parity", "[0, 1]"),
+    "MaxMinRatio": ("1 = parity", "[1, inf]"),
+    "MaxMinDiff": ("0 = parity", "[0, inf)"),
+    "MaxAbsDiff": ("0 = parity", "[0, inf)"),
+    "MeanAbsDev": ("0 = parity", "[0, inf)"),
+    "LTwo": ("no parity value (squared length of V)", "[0, inf)"),
+    "Variance": ("0 = parity", "[0, inf)"),
+    "ndkl": ("lower is better (0 = top prefixes mirror the groups)", "[0, inf)"),
+    "iaa": ("lower is better (0 = attention equals relevance)", "[0, inf)"),
+}
+GROUP_METRICS: dict[str, dict[str, str]] = {
+    "exp": {},
+    "expu": {"relevance": "relevance"},
+    "expru": {"relevance": "relevance", "ctr": "ctr"},
+    "awrf": {"p": "p"},
+    "erbe": {"decay": "decay"},
+    "erbp": {"decay": "decay"},
+    "erbr": {"relevance": "relevant", "decay": "decay"},
+    "arp": {},
+}
+"""The group metrics in report order: each metric's options and the report parameter giving it."""
+# positions are pooled in buckets for the position chart: 1, 2, 3, 4–5, 6–10, ..., 101+
+_EDGES = (1, 2, 3, 5, 10, 20, 50, 100)
+_BUCKETS = ("1", "2", "3", "4–5", "6–10", "11–20", "21–50", "51–100", "101+")
+_SHOWN_RANKINGS = 5  # the worst rankings by NDKL in ``worst``
+
+
+def ranking(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: str | Sequence[str] = "group",
+    ranking: str | Sequence[str] | None = None,
+    item: str | None = None,
+    groups: Mapping[Any, Any] | Any | None = None,
+    relevance: str | None = None,
+    ctr: str | None = None,
+    relevant: str | None = None,
+    p: float = 0.5,
+    decay: float = 0.5,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Report:
+    r"""The fair-ranking report of a ranking log: every metric, per group and combined.
+
+    Runs each group metric once per group (``combo=None``) and combines its per-group values
+    with :func:`frameaudit.fair.combine` under each of the seven combos; adds NDKL (the mean
+    over rankings, and per ranking when ``ranking`` is given) and IAA. A metric that needs a
+    column that is not given is left out: EXPU and IAA need ``relevance``, EXPRU needs
+    ``relevance`` and ``ctr``, ERBR needs ``relevant`` (binary relevance).
+
+    Parameters
+    ----------
+    frame
+        Any frame the metrics take (Polars DataFrame/LazyFrame, pandas, pyarrow, DuckDB,
+        PySpark): one row per ranked item. The report holds eager Polars frames.
+    rank, group, ranking, item, groups
+        The column roles, as for :func:`frameaudit.fair.exp`.
+    relevance
+        Relevance column in [0, 1] (EXPU, EXPRU, IAA). None: those metrics are left out.
+    ctr
+        Click-through-rate column in [0, 1] (EXPRU, with ``relevance``).
+    relevant
+        Binary (0/1) relevance column (ERBR).
+    p
+        AWRF's stopping probability in (0, 1].
+    decay
+        ERBE/ERBP/ERBR's γ in [0, 1).
+    ci
+        Confidence level of percentile bootstrap intervals over the rankings (``ranking``
+        required), e.g. 0.95. None: no intervals.
+    n_boot, seed
+        Bootstrap replicates and seed, as for :func:`frameaudit.fair.exp`.
+
+    Returns
+    -------
+    Report
+        ``per_group``: the group columns, ``n`` and each group metric (with ``ci``:
+        ``<metric>_lo``, ``<metric>_hi`` and ``rankings``). ``summary``: one row per group metric
+        and combo, then ``ndkl`` and ``iaa`` (combo null). With ``ci``, ``lo``/``hi`` hold
+        intervals for the ``MinMaxRatio`` rows (each group metric called once with ``ci=`` and
+        its default combo), for ``ndkl`` and for ``iaa``; the other six combos have no interval
+        (null), since an interval of a combo needs its own bootstrap. ``worst``: per group
+        metric the group furthest from the groups' mean (parity: every group equal), and the
+        five rankings with the highest NDKL (the partition's NDKL without ``ranking``).
+        ``tables``: ``ndkl_by_ranking`` (every ranking, worst first, with ``ranking``) and
+        ``positions`` (each group's share of the rows at each position bucket).
+
+    Examples
+    --------
+    >>> import frameaudit as fa
+    >>> log = fa.datasets.ranking_example()
+    >>> r = fa.report.ranking(log, group=["gender", "age"], ranking="query", item="item")
+    >>> r.check({"exp:MinMaxRatio": (">=", 0.8), "ndkl": ("<=", 0.2)})["passed"].to_list()
+    [False, False]
+    """
+    keys = [group] if isinstance(group, str) else list(group)
+    rankings = None if ranking is None else ([ranking] if isinstance(ranking, str) else ranking)
+    roles = {"rank": rank, "group": group, "ranking": ranking, "item": item, "groups": groups}
+    boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
+    given = {"relevance": relevance, "ctr": ctr, "relevant": relevant, "p": p, "decay": decay}
+    per_group: pl.DataFrame | None = None
+    summary: list[dict[str, Any]] = []
+    worst: list[dict[str, Any]] = []
+    for name, needs in GROUP_METRICS.items():
+        if any(given[source] is None for source in needs.values()):
+            continue  # a column the metric needs was not given
+        extra = {option: given[source] for option, source in needs.items()}
+        metric = getattr(fair, name)
+        values = _eager(metric(frame, **roles, **extra, combo=None, **boot))
+        shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
+        if per_group is None:
+            per_group = values.drop("undefined_replicates", strict=False)
+        else:
+            per_group = per_group.join(values.drop(shared), on=keys, how="left", nulls_equal=True)
+        overall = _eager(metric(frame, **roles, **extra, **boot)) if ci is not None else None
+        for combo in fair.COMBOS:
+            value = _eager(fair.combine(values, metric=name, combo=combo)).item()
+            shown = overall if combo == "MinMaxRatio" else None
+            summary.append(_row(name, combo, value, shown, ci))
+        worst.append(_worst_group(values, keys, name))
+    assert per_group is not None  # EXP is always there
+    positions: dict[str, Any] = {"rank": rank, "ranking": ranking, "item": item}
+    ndkl = _eager(fair.ndkl(frame, **positions, group=group, groups=groups, **boot))
+    summary.append(_row("ndkl", None, ndkl["ndkl"].item(), ndkl if ci else None, ci))
+    tables: dict[str, pl.DataFrame] = {}
+    if rankings is not None:
+        by_ranking = _eager(fair.ndkl(frame, **positions, group=group, groups=groups, by=ranking))
+        by_ranking = by_ranking.sort("ndkl", *rankings, descending=[True] + [False] * len(rankings))
+        tables["ndkl_by_ranking"] = by_ranking
+        label = _label(rankings)
+        worst.extend(
+            _worst_row("ndkl", "ranking", name, value, 0.0)
+            for name, value in by_ranking.head(_SHOWN_RANKINGS).select(label, "ndkl").iter_rows()
+        )
+    else:
+        worst.append(_worst_row("ndkl", "ranking", "(all rows)", ndkl["ndkl"].item(), 0.0))
+    if relevance:
+        iaa = _eager(fair.iaa(frame, **positions, relevance=relevance, **boot))
+        summary.append(_row("iaa", None, iaa["iaa"].item(), iaa if ci else None, ci))
+    tables["positions"] = _positions(frame, rank, keys, item, groups)
+    group_names = " × ".join(keys)
+    return Report(
+        family="ranking",
+        title=f"Fair-ranking report by {group_names}",
+        keys=tuple(keys),
+        per_group=per_group.sort(keys),
+        summary=pl.DataFrame(summary, schema=_summary_schema(ci), orient="row"),
+        worst=pl.DataFrame(worst, schema=_WORST, orient="row"),
+        tables=tables,
+        parameters={
+            "rank": rank,
+            "group": keys,
+            "ranking": rankings,
+            "item": item,
+            "relevance": relevance,
+            "ctr": ctr,
+            "relevant": relevant,
+            "p": float(p),
+            "decay": float(decay),
+            "ci": ci,
+            "n_boot": n_boot,
+            "seed": seed,
+        },
+        notes=(
+            "Group metrics give each group a value V_g pooled over the rankings (higher: more "
+            "exposure or more pairs won); parity is every group at the same value.",
+            "Read MinMaxRatio first: the least exposed group's value over the most exposed "
+            "group's (1 = parity, 0.8 is a common threshold).",
+            "NDKL and IAA are single numbers: lower is better, 0 is fair.",
+        ),
+    )
+
+
+def _eager(result: Any) -> pl.DataFrame:
+    """A metric's result (of the input's kind) as an eager Polars frame."""
+    native = nw.from_native(result)
+    eager = native.collect(backend="polars") if isinstance(native, nw.LazyFrame) else native
+    frame: pl.DataFrame = eager.to_polars()
+    return frame
+
+
+def _summary_schema(ci: float | None) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "metric": pl.String,
+        "combo": pl.String,
+        "value": pl.Float64,
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+    }
+    if ci is not None:
+        schema |= {"rankings": pl.Int64, "undefined_replicates": pl.Int64}
+    return schema | {"direction": pl.String, "range": pl.String}
+
+
+def _row(
+    metric: str, combo: str | None, value: Any, interval: pl.DataFrame | None, ci: float | None
+) -> dict[str, Any]:
+    """A summary row; ``interval``: the metric's own result with ``ci=`` (or None)."""
+    direction, scale = DIRECTIONS[combo or metric]
+    row: dict[str, Any] = {"metric": metric, "combo": combo, "value": value, "lo": None, "hi": None}
+    if ci is not None:
+        row |= {"rankings": None, "undefined_replicates": None}
+    if interval is not None:
+        row |= {
+            "lo": interval[f"{metric}_lo"].item(),
+            "hi": interval[f"{metric}_hi"].item(),
+            "rankings": interval["rankings"].item(),
+            "undefined_replicates": interval["undefined_replicates"].item(),
+        }
+    return row | {"direction": direction, "range": scale}
+
+
+_WORST = {
+    "metric": pl.String,
+    "kind": pl.String,
+    "name": pl.String,
+    "value": pl.Float64,
+    "reference": pl.Float64,
+    "gap": pl.Float64,
+}
+
+
+def _worst_row(metric: str, kind: str, name: Any, value: Any, reference: Any) -> dict[str, Any]:
+    gap = None if value is None or reference is None else value - reference
+    return {
+        "metric": metric,
+        "kind": kind,
+        "name": str(name),
+        "value": value,
+        "reference": reference,
+        "gap": gap,
+    }
+
+
+def _label(names: Sequence[str]) -> pl.Expr:
+    """One string naming a row's group (or ranking): its key values joined by '/'."""
+    return pl.concat_str([pl.col(c).cast(pl.String) for c in names], separator="/")
+
+
+def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str, Any]:
+    """The group whose value is furthest from the groups' mean (parity: all equal)."""
+    defined = values.filter(pl.col(metric).is_not_null() & pl.col(metric).is_finite())
+    if defined.is_empty():
+        return _worst_row(metric, "group", "(no defined value)", None, None)
+    mean = defined[metric].mean()
+    assert isinstance(mean, float)
+    far = defined.with_columns(
+        (pl.col(metric) - mean).abs().alias("__gap"), _label(keys).alias("__name")
+    ).sort("__gap", "__name", descending=[True, False])
+    row = far.row(0, named=True)
+    return _worst_row(metric, "group", row["__name"], row[metric], mean)
+
+
+def _positions(
+    frame: Any, rank: str, keys: list[str], item: str | None, groups: Any
+) -> pl.DataFrame:
+    """Each group's share of the rows at each position bucket, and of all rows.
+
+    Counted in the input's engine (only the counts are collected); with ``groups=`` the
+    counts are per item and the mapping names the groups.
+    """
+    native = nw.from_native(frame)
+    lazy = native.lazy(backend="polars") if isinstance(native, nw.DataFrame) else native
+    bucket = sum(((nw.col(rank) > edge).cast(nw.Int64) for edge in _EDGES), nw.lit(0))
+    by = keys if groups is None else [item]
+    counts = _eager(
+        lazy.with_columns(bucket.alias("bucket"))
+        .group_by("bucket", *by)
+        .agg(nw.len().alias("rows"))
+    ).with_columns(pl.col("rows").cast(pl.Int64))
+    if groups is not None:
+        assert item is not None  # the metrics require it with groups=
+        mapping = (
+            pl.DataFrame({item: list(groups), keys[0]: list(groups.values())})
+            if isinstance(groups, Mapping)
+            else _eager(groups).select(item, *keys)
+        )
+        counts = (
+            counts.join(mapping, on=item, how="left")
+            .group_by("bucket", *keys)
+            .agg(pl.col("rows").sum())
+        )
+    counts = counts.select("bucket", _label(keys).alias("group"), "rows")
+    grid = counts.select("bucket").unique().join(counts.select("group").unique(), how="cross")
+    return (
+        grid.join(counts, on=["bucket", "group"], how="left")
+        .with_columns(pl.col("rows").fill_null(0))
+        .with_columns(
+            (pl.col("rows") / pl.col("rows").sum().over("bucket")).alias("share"),
+            (pl.col("rows").sum().over("group") / pl.col("rows").sum()).alias("overall"),
+            pl.col("bucket").replace_strict(range(len(_BUCKETS)), _BUCKETS).alias("positions"),
+        )
+        .sort("bucket", "group")
+        .select("bucket", "positions", "group", "rows", "share", "overall")
+    )

@@ -1,0 +1,85 @@
+"""A report as text for an 80–100 column terminal."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from frameaudit.report import _views
+
+if TYPE_CHECKING:
+    from frameaudit.report._report import Report
+
+__all__ = ["format_value", "render"]
+
+_WIDTH = 96
+
+
+def render(report: Report) -> str:
+    """The report's tables and guidance, with no shape or dtype rows."""
+    keys = list(report.keys)
+    values = [c for c in report.per_group.columns if c not in {*keys, "n", "rankings"}]
+    shown = [c for c in values if not c.endswith(("_lo", "_hi"))]
+    sections = [
+        report.title,
+        "=" * len(report.title),
+        *(textwrap.fill(note, _WIDTH) for note in report.notes),
+        "",
+        "Per group (n: the group size):",
+        _show(report.per_group.select(*keys, "n", *shown)),
+        "",
+        "Combined over the groups, one column per combo:",
+        _show(_views.combos(report)),
+        *("  " + line for line in _views.legend(report)),
+        "",
+        "Single-number metrics:",
+        _show(_views.single(report)),
+    ]
+    intervals = _views.intervals(report)
+    if not intervals.is_empty():
+        level = report.parameters.get("ci")
+        sections += [
+            "",
+            f"{level:.0%} bootstrap intervals over the rankings (per group: .per_group):",
+            _show(intervals),
+        ]
+    sections += [
+        "",
+        "Furthest from parity (reference: the groups' mean; for NDKL, 0), worst first:",
+        _show(report.worst),
+    ]
+    return "\n".join(sections)
+
+
+def _show(frame: pl.DataFrame) -> str:
+    """A table without shape or dtype rows; the caller's Polars display options are restored.
+
+    Numbers are shown with four significant digits (right-aligned, two spaces apart), so the
+    widest table, the seven combos, fits in 100 columns.
+    """
+    shown = frame.select(
+        pl.col(c).map_elements(format_value, return_dtype=pl.String).fill_null("—")
+        for c in frame.columns
+    )
+    with pl.Config(
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_formatting="NOTHING",
+        tbl_cell_alignment="RIGHT",
+        tbl_width_chars=_WIDTH,
+        tbl_rows=-1,
+        tbl_cols=-1,
+        fmt_str_lengths=60,
+    ):
+        return str(shown)
+
+
+def format_value(value: object) -> str:
+    """A cell as shown: four significant digits for floats, an em dash for a missing value."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
