@@ -73,7 +73,7 @@ def _show(frame: pl.DataFrame) -> str:
         tbl_cols=-1,
         fmt_str_lengths=60,
     ):
-        return str(shown)
+        return "\n".join(line.rstrip() for line in str(shown).splitlines())
 
 
 def format_value(value: object) -> str:
