@@ -8,7 +8,7 @@ need the ``report`` extra (``altair``, ``vl-convert-python``); the tables do not
 
 from __future__ import annotations
 
-from frameaudit.report._ranking import ranking
+from frameaudit.report._ranking import DIRECTIONS, GROUP_METRICS, ranking
 from frameaudit.report._report import Report
 
-__all__ = ["Report", "ranking"]
+__all__ = ["DIRECTIONS", "GROUP_METRICS", "Report", "ranking"]

@@ -99,7 +99,8 @@ def ranking(
         intervals for the ``MinMaxRatio`` rows (each group metric called once with ``ci=`` and
         its default combo), for ``ndkl`` and for ``iaa``; the other six combos have no interval
         (null), since an interval of a combo needs its own bootstrap. ``worst``: per group
-        metric the group furthest from the groups' mean (parity: every group equal), and the
+        metric the group furthest from the groups' mean (parity: every group equal; on a tie,
+        the group below the mean), and the
         five rankings with the highest NDKL (the partition's NDKL without ``ranking``).
         ``tables``: ``ndkl_by_ranking`` (every ranking, worst first, with ``ranking``) and
         ``positions`` (each group's share of the rows at each position bucket).
@@ -257,7 +258,11 @@ def _label(names: Sequence[str]) -> pl.Expr:
 
 
 def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str, Any]:
-    """The group whose value is furthest from the groups' mean (parity: all equal)."""
+    """The group whose value is furthest from the groups' mean (parity: all equal).
+
+    On a tie (two groups are always equally far), the group below the mean: the one the
+    ranking disadvantages.
+    """
     defined = values.filter(pl.col(metric).is_not_null() & pl.col(metric).is_finite())
     if defined.is_empty():
         return _worst_row(metric, "group", "(no defined value)", None, None)
@@ -265,7 +270,7 @@ def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str
     assert isinstance(mean, float)
     far = defined.with_columns(
         (pl.col(metric) - mean).abs().alias("__gap"), _label(keys).alias("__name")
-    ).sort("__gap", "__name", descending=[True, False])
+    ).sort("__gap", metric, "__name", descending=[True, False, False])
     row = far.row(0, named=True)
     return _worst_row(metric, "group", row["__name"], row[metric], mean)
 

@@ -131,6 +131,14 @@ def test_worst_names_the_group_furthest_from_parity(log: pl.DataFrame, report: R
     assert worst["kind"].unique().to_list() == ["ranking"]
 
 
+def test_worst_of_two_groups_is_the_one_below_parity() -> None:
+    # two groups are always equally far from their mean: the disadvantaged one is named
+    log = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["b", "a", "b", "a"]})
+    worst = fa.report.ranking(log).worst.filter(pl.col("kind") == "group")
+    assert set(worst["name"]) == {"a"}
+    assert (worst["gap"] < 0).all()
+
+
 def test_metrics_needing_a_missing_column_are_left_out(log: pl.DataFrame) -> None:
     plain = fa.report.ranking(log, **ROLES)
     assert plain.summary["metric"].unique(maintain_order=True).to_list() == [
