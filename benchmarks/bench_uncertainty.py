@@ -73,21 +73,33 @@ def resampled_loop(log: pl.DataFrame, calls: int) -> float:
 
 
 def memory_run(num_rankings: int, n_boot: int) -> dict[str, float]:
-    """Run in a fresh process: input size, time and peak memory of one EXP interval."""
+    """Run in a fresh process: input size, time and peak resident memory above the input's
+    (sampled while the call runs) of one EXP interval."""
     code = f"""
-import json, resource, time
+import json, os, threading, time
 import polars as pl
 import frameaudit as fa
 from frameaudit.datasets import biased_rankings
 log = biased_rankings([0.3, 0.7], 100, phi=0.5, num_rankings={num_rankings}, seed=0)
 size = log.estimated_size()
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+page = os.sysconf("SC_PAGE_SIZE")
+def resident():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * page
+base, peak, done = resident(), [0], threading.Event()
+def watch():  # the resident memory, sampled every 5 ms while the call runs
+    while not done.is_set():
+        peak[0] = max(peak[0], resident())
+        time.sleep(0.005)
+watcher = threading.Thread(target=watch)
+watcher.start()
 start = time.perf_counter()
 fa.fair.exp(log, ranking="ranking", group="group", ci=0.95, n_boot={n_boot})
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+done.set()
+watcher.join()
 print(json.dumps({{"rows": log.height, "size": size, "seconds": seconds,
-                   "extra": (peak - base) * 1024}}))
+                   "extra": max(peak[0] - base, 0)}}))
 """
     output = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
