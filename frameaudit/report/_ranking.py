@@ -114,7 +114,7 @@ def ranking(
     [False, False]
     """
     keys = [group] if isinstance(group, str) else list(group)
-    rankings = None if ranking is None else ([ranking] if isinstance(ranking, str) else ranking)
+    rankings = None if ranking is None else [ranking] if isinstance(ranking, str) else list(ranking)
     roles = {"rank": rank, "group": group, "ranking": ranking, "item": item, "groups": groups}
     boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
     given = {"relevance": relevance, "ctr": ctr, "relevant": relevant, "p": p, "decay": decay}
