@@ -2,23 +2,43 @@
 
 The input is tidy: one row per (run, sample) with the sample's true ``target`` and the run's
 ``prediction``. :func:`prepare` checks the schema at call time and adds the value checks (two
-runs or more, every run predicts every sample exactly once, one target per sample, no nulls),
-then renames the roles to internal names so that the metric code never collides with the
-caller's column names. :func:`summarize` turns a distribution of per-pair values into the
-documented summary statistics.
+runs or more, every run predicts every sample exactly once, one target per sample, no nulls,
+a sample weight that is non-negative and the same in every row of its sample), then renames the
+roles to internal names so that the metric code never collides with the caller's column names.
+:func:`summarize` turns a distribution of per-pair values into the documented summary
+statistics.
+
+Weights and the bootstrap resample the sample (SPEC §5): every count over samples is a sum of
+the samples' weights (:meth:`Runs.weighted`), and in a bootstrap replicate each sample counts
+as often as the replicate draws it (:meth:`Runs.summed`). An estimate is a partition, and with
+a bootstrap a (partition, replicate) pair (:attr:`Runs.estimates`); :func:`with_intervals`
+turns the values of the estimates into the point values with their percentile intervals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
-from frameaudit._engine import Source, frame_from_columns
-from frameaudit._expr import WHOLE, partitioned, safe_div
+from frameaudit._engine import (
+    POINT,
+    REPLICATE,
+    UNDEFINED,
+    Bootstrap,
+    Resampling,
+    Source,
+    cached,
+    frame_from_columns,
+    from_engine,
+    interval,
+    resampling,
+)
+from frameaudit._expr import WHOLE, aggregate, partitioned, safe_div
 from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidDtypeError
 
@@ -29,21 +49,30 @@ RUN = "__fa_run"
 SAMPLE = "__fa_sample"
 TARGET = "__fa_target"
 PRED = "__fa_pred"
+WEIGHT = "__fa_weight"
 RUN_A = "__fa_run_a"
 RUN_B = "__fa_run_b"
+UNITS = "samples"
+"""The output column with the number of samples behind a value (with ``ci=``)."""
 
 #: The statistics of a pair distribution, in output order; the first is the headline.
 SUMMARY = ("mean", "std", "min", "max", "q05", "q95", "n_pairs", "n_undefined")
 _RESERVED = ("run_a", "run_b", "metric", *SUMMARY)
 
 
+def bootstrap_for(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
+    """The bootstrap that ``ci=``, ``n_boot=`` and ``seed=`` ask for (None without ``ci``)."""
+    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
+
+
 @dataclass
 class Runs:
     """A validated repeated-run frame: the ``by`` columns and RUN, SAMPLE, TARGET, PRED.
 
-    ``partition`` is ``by``, or a constant column when there is none. The large frames are
-    grouped and joined on ``by`` only (a constant key costs a multi-column hash); the small
-    per-run and per-pair tables carry ``partition`` (:meth:`partitioned`).
+    With ``weight=``, also WEIGHT (Float64; samples of weight 0 are left out). ``partition``
+    is ``by``, or a constant column when there is none. The large frames are grouped and
+    joined on ``by`` only (a constant key costs a multi-column hash); the small per-run and
+    per-pair tables carry ``partition`` (:meth:`partitioned`).
     """
 
     source: Source
@@ -51,15 +80,64 @@ class Runs:
     by: list[str]
     run: str
     checks: list[validate.Check] = field(default_factory=list)
+    has_weights: bool = False
+    bootstrap: Bootstrap | None = None
+    resampling: Resampling | None = None
 
     @property
     def partition(self) -> list[str]:
         """The columns that identify a partition."""
         return self.by or [WHOLE]
 
+    @property
+    def estimates(self) -> list[str]:
+        """The keys of one estimate: the partition, and with a bootstrap the replicate."""
+        return [*self.partition, REPLICATE] if self.bootstrap else self.partition
+
+    @property
+    def count_dtype(self) -> Any:
+        """The dtype of counts over samples: Int64, or Float64 (sums of weights)."""
+        return nw.Float64 if self.has_weights else nw.Int64
+
     def partitioned(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         """``frame`` with the partition columns (adds the constant one when there is no ``by``)."""
         return partitioned(frame, self.by)
+
+    def weighted(self, value: nw.Expr | None = None) -> nw.Expr:
+        """A row's ``value`` (None: 1) times its sample's weight, to be :meth:`summed`."""
+        one = nw.lit(1, dtype=nw.Int64)
+        if not self.has_weights:
+            return one if value is None else value
+        return nw.col(WEIGHT) if value is None else nw.col(WEIGHT) * value
+
+    def summed(
+        self, frame: nw.LazyFrame[Any], keys: Sequence[str], sums: Mapping[str, nw.Expr]
+    ) -> nw.LazyFrame[Any]:
+        """Each expression of ``sums`` summed over the rows of ``frame``, per estimate and ``keys``.
+
+        ``frame`` holds rows of samples (``by``, SAMPLE). With a bootstrap, each sample counts
+        as often as replicate b draws it (:meth:`Resampling.summed`): a (partition, replicate,
+        keys) that no drawn sample holds has no row, as in resampled data.
+        """
+        keys = list(keys)
+        frame = frame.with_columns(*(expr.alias(name) for name, expr in sums.items()))
+        if self.resampling is None:
+            totals = [nw.col(name).sum() for name in sums]
+            return aggregate(frame, [*self.partition, *keys], *totals)
+        return self.resampling.summed(self.partitioned(frame), self.partition, keys, list(sums))
+
+    def finish(self, result: nw.LazyFrame[Any], sort_by: Sequence[str]) -> Any:
+        """``result`` in the caller's kind, sorted by ``sort_by``, with the value checks."""
+        replicates = self.bootstrap.n_boot if self.bootstrap else 0
+        return from_engine(
+            result, self.source, sort_by=sort_by, checks=self.checks, replicates=replicates
+        )
+
+    def with_replicates(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+        """``frame`` (keyed by the partition) once per estimate: × the replicates, if any."""
+        if self.resampling is None:
+            return frame
+        return frame.join(self.resampling.numbers, how="cross")
 
 
 def prepare(
@@ -72,12 +150,16 @@ def prepare(
     prediction: str,
     by: Names | None,
     regression: bool = False,
+    weight: str | None = None,
+    bootstrap: Bootstrap | None = None,
+    outputs: Sequence[str] = (),
 ) -> Runs:
     """Validate the schema, attach the value checks and rename the roles.
 
     Classification labels (``regression=False``) may have any comparable dtype; target and
     prediction must share it (or both be numeric) and may not be NaN. Regression values are
-    numeric and NaN propagates.
+    numeric and NaN propagates. ``outputs`` are the result's columns beyond the metric and the
+    summary statistics (the interval's).
     """
     bound = bind(
         frame,
@@ -87,12 +169,15 @@ def prepare(
             Role("target", target),
             Role("prediction", prediction),
             Role("by", by, many=True, optional=True),
+            Role("weight", weight, optional=True, dtype="numeric"),
         ],
-        outputs=[metric, *_RESERVED],
+        outputs=[metric, *_RESERVED, *outputs],
     )
     source = bound.source
     by_names = bound.columns["by"]
     roles = {run: "run", sample: "sample", target: "target", prediction: "prediction"}
+    if weight is not None:
+        roles[weight] = "weight"
     columns = {**roles, **dict.fromkeys(by_names, "by")}
     source.refuse_dask(
         metric, "its summaries need grouped quantiles, which Dask's grouped aggregations lack"
@@ -105,14 +190,24 @@ def prepare(
         floats = [c for c in dict.fromkeys((target, prediction)) if schema[c].is_float()]
         checks += [_no_nan(lf, column, roles[column]) for column in floats]
     checks += _layout_checks(lf, by_names, run=run, sample=sample, target=target)
+    if weight is not None:
+        checks += validate.unit_weights(lf, weight, [*by_names, sample], "sample")
     renamed = lf.select(
         *by_names,
         nw.col(run).alias(RUN),
         nw.col(sample).alias(SAMPLE),
         target_expr.alias(TARGET),
         prediction_expr.alias(PRED),
+        *([nw.col(weight).cast(nw.Float64).alias(WEIGHT)] if weight is not None else []),
     )
-    return Runs(source, renamed, by_names, run, checks)
+    if weight is not None:
+        # weight 0 leaves the sample out (of every run)
+        renamed = renamed.filter(nw.col(WEIGHT) > 0)
+    resampled = None
+    if bootstrap is not None:
+        units = partitioned(renamed.select(*by_names, SAMPLE), by_names)
+        resampled = resampling(units, [*(by_names or [WHOLE]), SAMPLE], bootstrap, source)
+    return Runs(source, renamed, by_names, run, checks, weight is not None, bootstrap, resampled)
 
 
 def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> validate.Check:
@@ -302,22 +397,155 @@ def one_summary(stats: nw.LazyFrame[Any], by: Sequence[str], column: str) -> nw.
     )
 
 
-def long_summary(
-    stats: nw.LazyFrame[Any], by: Sequence[str], columns: Sequence[str], source: Source
+def _long(
+    frame: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    columns: Sequence[str],
+    source: Source,
+    picks: Mapping[str, Callable[[str], str]],
 ) -> nw.LazyFrame[Any]:
-    """The summaries of several columns, one row per (``by``, metric).
+    """One row per (``keys``, metric), for the metrics ``columns``.
 
-    A cross join with the metric names and a choice per row, rather than a concatenation of
-    one frame per metric: engines that do not share subplans compute the pairs once.
+    Each output column of ``picks`` takes, in the row of metric c, the column ``pick(c)``. A
+    cross join with the metric names and a choice per row, rather than a concatenation of one
+    frame per metric: engines that do not share subplans compute ``frame`` once.
     """
     names = frame_from_columns({"metric": columns}, source, parameter="metrics")
     metric = nw.col("metric")
 
-    def pick(stat: str) -> nw.Expr:
+    def pick(name: str, column_of: Callable[[str], str]) -> nw.Expr:
         first, *rest = columns
-        chosen = nw.when(metric == first).then(nw.col(_stat(first, stat)))
+        chosen = nw.when(metric == first).then(nw.col(column_of(first)))
         for c in rest:
-            chosen = chosen.when(metric == c).then(nw.col(_stat(c, stat)))
-        return chosen.alias(stat)
+            chosen = chosen.when(metric == c).then(nw.col(column_of(c)))
+        return chosen.alias(name)
 
-    return stats.join(names, how="cross").select(*by, "metric", *(pick(s) for s in SUMMARY))
+    return frame.join(names, how="cross").select(
+        *keys, "metric", *(pick(name, column_of) for name, column_of in picks.items())
+    )
+
+
+def long_summary(
+    stats: nw.LazyFrame[Any], by: Sequence[str], columns: Sequence[str], source: Source
+) -> nw.LazyFrame[Any]:
+    """The summaries of several columns, one row per (``by``, metric)."""
+    picks = {stat: partial(_stat, stat=stat) for stat in SUMMARY}
+    return _long(stats, by, columns, source, picks)
+
+
+def summaries(
+    runs: Runs, per_pair: nw.LazyFrame[Any], columns: Sequence[str], *, long: bool
+) -> nw.LazyFrame[Any]:
+    """The summaries of the pair values of ``columns`` (per estimate and pair), per partition.
+
+    One column: ``by``, the mean named after it and the statistics; ``long``: one row per
+    (``by``, metric) with the ``metric`` column and the statistics. With a bootstrap the
+    statistics are the point estimate's and the mean (the headline) gains its interval.
+    """
+    columns = list(columns)
+    if runs.bootstrap is None:
+        stats = summarize(per_pair, runs.partition, columns)
+        if long:
+            return long_summary(stats, runs.by, columns, runs.source)
+        return one_summary(stats, runs.by, columns[0])
+    per_pair = cached(per_pair)  # read by the point's statistics and by every replicate's mean
+    stats = summarize(per_pair.filter(nw.col(REPLICATE) == POINT), runs.partition, columns)
+    means = aggregate(per_pair, runs.estimates, *(nw.col(c).mean() for c in columns))
+    if long:
+        shown = long_summary(stats, runs.partition, columns, runs.source)
+        keys, headline = [*runs.partition, "metric"], "mean"
+        means = _long(means, runs.estimates, columns, runs.source, {headline: lambda c: c})
+    else:
+        shown = one_summary(stats, runs.partition, columns[0])
+        keys, headline = runs.partition, columns[0]
+    bounds = [f"{headline}_lo", f"{headline}_hi"]
+    intervals = with_intervals(runs, means, keys[len(runs.partition) :], [headline])
+    order = [*keys, headline, *bounds, *shown.collect_schema().names()[len(keys) + 1 :]]
+    result = shown.join(intervals.drop(headline), on=keys, how="left")
+    return _shown(runs, result.select(*order, UNITS, UNDEFINED))
+
+
+def with_intervals(
+    runs: Runs, values: nw.LazyFrame[Any], keys: Sequence[str], columns: Sequence[str]
+) -> nw.LazyFrame[Any]:
+    """Per (partition, ``keys``): each of ``columns``, its percentile interval, the samples.
+
+    ``values`` holds the estimates' keys, ``keys`` and ``columns``. Each column c is followed by
+    ``c_lo`` and ``c_hi``; then ``samples`` and the undefined replicates: ``undefined_replicates``
+    for one column, ``c_undefined_replicates`` for each of several. A NaN value (from a NaN
+    input) has a NaN interval: the replicates that do not draw the NaN sample do not hide it.
+    """
+    assert runs.bootstrap is not None
+    assert runs.resampling is not None
+    keys = [*runs.partition, *keys]
+    units = runs.resampling.unit_counts(runs.partition, UNITS)
+    if len(columns) == 1:
+        (column,) = columns
+        result = interval(values, keys, column, runs.bootstrap, units=units)
+        point = nw.col(column)
+        return result.with_columns(
+            *(
+                nw.when(point.is_nan())
+                .then(point)
+                .otherwise(nw.col(f"{column}_{end}"))
+                .alias(f"{column}_{end}")
+                for end in ("lo", "hi")
+            )
+        )
+    # several columns: one interval computation over the long form, then back to one row
+    value = "__fa_value"
+    long = _long(values, [*keys, REPLICATE], columns, runs.source, {value: lambda c: c})
+    result = interval(long, [*keys, "metric"], value, runs.bootstrap, units=units)
+    parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
+    metric = nw.col("metric")
+    picks = [
+        nw.when(metric == c).then(nw.col(source)).alias(f"{c}{suffix}")
+        for c in columns
+        for suffix, source in parts.items()
+    ]
+    wide = aggregate(
+        result.with_columns(*picks),
+        keys,
+        *(nw.col(f"{c}{suffix}").max() for c in columns for suffix in parts),
+        nw.col(UNITS).max(),
+    )
+    return wide.select(
+        *keys,
+        *(f"{c}{suffix}" for c in columns for suffix in ("", "_lo", "_hi")),
+        UNITS,
+        *(f"{c}_{UNDEFINED}" for c in columns),
+    )
+
+
+def _shown(runs: Runs, result: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """``result`` without the constant partition column (there when ``by`` is not given)."""
+    return result if runs.by else result.drop(WHOLE)
+
+
+def pair_values(
+    runs: Runs, per_pair: nw.LazyFrame[Any], columns: Sequence[str]
+) -> nw.LazyFrame[Any]:
+    """The pair distribution: ``by``, ``run_a``, ``run_b`` and ``columns`` (with intervals)."""
+    if runs.bootstrap is not None:
+        per_pair = _shown(runs, with_intervals(runs, per_pair, [RUN_A, RUN_B], columns))
+        columns = per_pair.collect_schema().names()[len(runs.by) + 2 :]
+    return per_pair.select(
+        *runs.by, nw.col(RUN_A).alias("run_a"), nw.col(RUN_B).alias("run_b"), *columns
+    )
+
+
+def per_estimate(
+    runs: Runs, values: nw.LazyFrame[Any], keys: Sequence[str], column: str
+) -> nw.LazyFrame[Any]:
+    """``by``, ``keys`` and ``column`` per partition (with a bootstrap, and its interval)."""
+    if runs.bootstrap is None:
+        return values.select(*runs.by, *keys, column)
+    return _shown(runs, with_intervals(runs, values, keys, [column]))
+
+
+def interval_outputs(metrics: Sequence[str], bootstrap: Bootstrap | None) -> list[str]:
+    """The output columns an interval adds to the metrics' (none without a bootstrap)."""
+    if bootstrap is None:
+        return []
+    bounds = [f"{m}_{end}" for m in metrics for end in ("lo", "hi")]
+    return [*bounds, UNITS, UNDEFINED, *(f"{m}_{UNDEFINED}" for m in metrics)]

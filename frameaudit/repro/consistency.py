@@ -27,8 +27,8 @@ from typing import Any, Literal, get_args
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._engine import cached, from_engine
-from frameaudit._params import Choice, Flag, constraints
+from frameaudit._engine import cached
+from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._roles import Names
 from frameaudit.repro._runs import (
     EMPTY_UNION,
@@ -38,12 +38,16 @@ from frameaudit.repro._runs import (
     RUN_B,
     SAMPLE,
     TARGET,
+    WEIGHT,
     EmptyUnion,
     Runs,
+    bootstrap_for,
     intersection_over_union,
-    one_summary,
+    interval_outputs,
+    pair_values,
+    per_estimate,
     prepare,
-    summarize,
+    summaries,
 )
 
 __all__ = [
@@ -57,8 +61,9 @@ __all__ = [
 ResidualMethod = Literal["ratio", "ratio-signed", "ratio-diff", "ratio-diff-signed"]
 RESIDUAL_METHODS: tuple[str, ...] = get_args(ResidualMethod)
 
-_RUNS = "__fa_k"
+_RUNS = "__fa_n_runs"
 _WRONG = "__fa_wrong"
+_SAMPLES = "__fa_samples"
 _R_A = "__fa_residual_a"
 _R_B = "__fa_residual_b"
 
@@ -68,26 +73,34 @@ def _error_counts(
 ) -> tuple[nw.LazyFrame[Any], nw.LazyFrame[Any], nw.LazyFrame[Any]]:
     """The runs; per partition their number k; per sample, the number of runs wrong on it.
 
-    The last frame holds only the samples some run gets wrong, with k attached.
+    The last frame holds only the samples some run gets wrong, with k (and their weight)
+    attached.
     """
     partition = runs.partition
     per_run = runs.partitioned(runs.frame.group_by([*runs.by, RUN]).agg(nw.len().alias("__fa_len")))
     per_run = cached(per_run.select(*partition, RUN))
     k = per_run.group_by(partition).agg(nw.len().cast(nw.Int64).alias(_RUNS))
-    wrong = _errors(runs).group_by([*runs.by, SAMPLE]).agg(nw.len().cast(nw.Int64).alias(_WRONG))
+    weight = [nw.col(WEIGHT).max()] if runs.has_weights else []
+    wrong = (
+        _errors(runs)
+        .group_by([*runs.by, SAMPLE])
+        .agg(nw.len().cast(nw.Int64).alias(_WRONG), *weight)
+    )
     wrong = runs.partitioned(wrong).join(k, on=partition, how="left")
     return per_run, k, wrong
 
 
 def _errors(runs: Runs) -> nw.LazyFrame[Any]:
-    return runs.frame.filter(nw.col(TARGET) != nw.col(PRED)).select(*runs.by, SAMPLE, RUN)
+    weight = [WEIGHT] if runs.has_weights else []
+    return runs.frame.filter(nw.col(TARGET) != nw.col(PRED)).select(*runs.by, SAMPLE, RUN, *weight)
 
 
-def _flag(condition: nw.Expr, name: str) -> nw.Expr:
-    return nw.when(condition).then(1).otherwise(0).alias(name)
+def _flagged(runs: Runs, flags: dict[str, nw.Expr]) -> dict[str, nw.Expr]:
+    """Each flag as a weighted count (:meth:`Runs.weighted`): the row's weight where it holds."""
+    return {name: runs.weighted(nw.when(flag).then(1).otherwise(0)) for name, flag in flags.items()}
 
 
-@constraints(empty_union=Choice(EMPTY_UNION))
+@constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
 def total_consistency(
     frame: Any,
     *,
@@ -97,6 +110,10 @@ def total_consistency(
     prediction: str = "prediction",
     by: Names | None = None,
     empty_union: EmptyUnion = "null",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Total error consistency: the samples every run gets wrong, over those any run gets wrong.
 
@@ -120,16 +137,30 @@ def total_consistency(
         Column(s): one independent result per partition.
     empty_union
         The value when no run makes an error (0/0): ``"null"``, ``0`` or ``1``.
+    weight
+        Column of sample weights (non-negative, the same in every row of a sample): every
+        count over samples becomes a weighted sum (as for :func:`frameaudit.repro.ec_local`).
+    ci
+        Confidence level in (0, 1) of a percentile bootstrap interval over the samples (runs
+        fixed). None: no interval.
+    n_boot
+        Number of bootstrap replicates (at least 2).
+    seed
+        Seed of the replicates' sample counts, in [0, 2^31 − 2].
 
     Returns
     -------
     A frame of the input's kind: the ``by`` columns and ``total_consistency`` (Float64), one
-    row per partition, sorted by ``by``.
+    row per partition, sorted by ``by``. With ``ci``: ``total_consistency_lo`` and
+    ``total_consistency_hi``, then ``samples`` (the interval is null below 2) and
+    ``undefined_replicates`` (replicates without a drawn sample that any run gets wrong,
+    under ``empty_union="null"``).
 
     Notes
     -----
     From the number of runs that get each sample wrong (a grouping of the wrong predictions):
-    O(k·n), no join of runs.
+    O(k·n), no join of runs. Weighted: Σ_s w_s·[every run wrong] / Σ_s w_s·[some run wrong].
+    A bootstrap replicate costs the samples some run gets wrong.
 
     Examples
     --------
@@ -153,26 +184,27 @@ def total_consistency(
     │ 0.25              │
     └───────────────────┘
     """
+    name = "total_consistency"
+    bootstrap = bootstrap_for(ci, n_boot, seed)
     runs = prepare(
-        frame, "total_consistency", run=run, sample=sample, target=target,
-        prediction=prediction, by=by,
+        frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
+        weight=weight, bootstrap=bootstrap, outputs=interval_outputs([name], bootstrap),
     )  # fmt: skip
-    partition = runs.partition
+    estimates = runs.estimates
     _, k, wrong = _error_counts(runs)
-    counts = (
-        wrong.with_columns(_flag(nw.col(_WRONG) == nw.col(_RUNS), "__fa_every"))
-        .group_by(partition)
-        .agg(nw.col("__fa_every").sum().alias("__fa_i"), nw.len().alias("__fa_u"))
-    )
-    totals = k.join(counts, on=partition, how="left").with_columns(
-        nw.col("__fa_i").fill_null(0), nw.col("__fa_u").fill_null(0)
+    flags = _flagged(runs, {"__fa_i": nw.col(_WRONG) == nw.col(_RUNS)})
+    counts = runs.summed(wrong, [], {**flags, "__fa_u": runs.weighted()})
+    totals = (
+        runs.with_replicates(k)
+        .join(counts, on=estimates, how="left")
+        .with_columns(nw.col("__fa_i").fill_null(0), nw.col("__fa_u").fill_null(0))
     )
     value = intersection_over_union(nw.col("__fa_i"), nw.col("__fa_u"), empty_union)
-    result = totals.select(*runs.by, value.alias("total_consistency"))
-    return from_engine(result, runs.source, sort_by=runs.by, checks=runs.checks)
+    result = per_estimate(runs, totals.select(*estimates, value.alias(name)), [], name)
+    return runs.finish(result, runs.by)
 
 
-@constraints(empty_union=Choice(EMPTY_UNION))
+@constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
 def leave_one_out(
     frame: Any,
     *,
@@ -182,6 +214,10 @@ def leave_one_out(
     prediction: str = "prediction",
     by: Names | None = None,
     empty_union: EmptyUnion = "null",
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Leave-one-out error consistency: the total consistency of the other runs, per run.
 
@@ -191,27 +227,15 @@ def leave_one_out(
     much above the others' makes errors of its own. With two runs, the value is 1 for each
     (one run's error set against itself) unless the other run makes no error.
 
-    Parameters
-    ----------
-    frame
-        Any supported frame: one row per (run, sample).
-    run
-        Run column; pairs are oriented run_a < run_b.
-    sample
-        Sample column; every run predicts every sample exactly once.
-    target
-        True label column, the same in every run of a sample.
-    prediction
-        Predicted label column (the dtype of ``target``, or both numeric).
-    by
-        Column(s): one independent result per partition.
-    empty_union
-        The value when the other runs make no error (0/0): ``"null"``, ``0`` or ``1``.
+    Parameters as for :func:`total_consistency`; ``empty_union`` is the value when the other
+    runs make no error (0/0).
 
     Returns
     -------
     A frame of the input's kind: the ``by`` columns, the run column (named as ``run``) and
-    ``leave_one_out`` (Float64), one row per run, sorted.
+    ``leave_one_out`` (Float64), one row per run, sorted. With ``ci``, each run's value is
+    followed by ``leave_one_out_lo`` and ``leave_one_out_hi``, ``samples`` and
+    ``undefined_replicates``.
 
     Notes
     -----
@@ -244,45 +268,41 @@ def leave_one_out(
     │ 3   ┆ 0.333333      │
     └─────┴───────────────┘
     """
+    name = "leave_one_out"
+    bootstrap = bootstrap_for(ci, n_boot, seed)
     runs = prepare(
-        frame, "leave_one_out", run=run, sample=sample, target=target,
-        prediction=prediction, by=by,
+        frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
+        weight=weight, bootstrap=bootstrap, outputs=interval_outputs([name], bootstrap),
     )  # fmt: skip
-    partition = runs.partition
+    estimates = runs.estimates
     per_run, _, wrong = _error_counts(runs)
     wrong = cached(wrong)
     w, k = nw.col(_WRONG), nw.col(_RUNS)
     every, near, many, one = "__fa_every", "__fa_near", "__fa_many", "__fa_one"
-    totals = (
-        wrong.with_columns(
-            _flag(w == k, every), _flag(w == k - 1, near), _flag(w >= 2, many), _flag(w == 1, one)
-        )
-        .group_by(partition)
-        .agg(nw.col(every).sum(), nw.col(near).sum(), nw.col(many).sum(), nw.col(one).sum())
-    )
+    flags = {every: w == k, near: w == k - 1, many: w >= 2, one: w == 1}
+    totals = runs.summed(wrong, [], _flagged(runs, flags))
     # the errors of run r itself on samples with w = k − 1 and w = 1
-    own = (
-        _errors(runs)
-        .join(wrong, on=[*runs.by, SAMPLE])
-        .with_columns(_flag(w == k - 1, near), _flag(w == 1, one))
-        .group_by([*partition, RUN])
-        .agg(nw.col(near).sum().alias("__fa_own_near"), nw.col(one).sum().alias("__fa_own_one"))
+    own_errors = _errors(runs).join(
+        wrong.filter((w == k - 1) | (w == 1)).select(*runs.by, SAMPLE, _WRONG, _RUNS),
+        on=[*runs.by, SAMPLE],
     )
-    counts = [every, near, many, one, "__fa_own_near", "__fa_own_one"]
+    own_flags = {"__fa_own_near": w == k - 1, "__fa_own_one": w == 1}
+    own = runs.summed(own_errors, [RUN], _flagged(runs, own_flags))
+    counts = [*flags, *own_flags]
     table = (
-        per_run.join(totals, on=partition, how="left")
-        .join(own, on=[*partition, RUN], how="left")
+        runs.with_replicates(per_run)
+        .join(totals, on=estimates, how="left")
+        .join(own, on=[*estimates, RUN], how="left")
         .with_columns(*(nw.col(c).fill_null(0) for c in counts))
     )
     c = nw.col
     intersection = c(every) + c(near) - c("__fa_own_near")
     union = c(many) + c(one) - c("__fa_own_one")
-    result = table.select(
-        *runs.by,
-        c(RUN).alias(run),
-        intersection_over_union(intersection, union, empty_union).alias("leave_one_out"),
+    values = table.select(
+        *estimates, RUN, intersection_over_union(intersection, union, empty_union).alias(name)
     )
-    return from_engine(result, runs.source, sort_by=[*runs.by, run], checks=runs.checks)
+    result = per_estimate(runs, values, [RUN], name).rename({RUN: run})
+    return runs.finish(result, [*runs.by, run])
 
 
 def _per_sample(method: ResidualMethod) -> nw.Expr:
@@ -306,7 +326,7 @@ def _per_sample(method: ResidualMethod) -> nw.Expr:
     return nw.when(zero).then(nw.lit(both_zero)).otherwise(value)
 
 
-@constraints(method=Choice(RESIDUAL_METHODS), pairwise=Flag())
+@constraints(method=Choice(RESIDUAL_METHODS), pairwise=Flag(), **UNCERTAINTY)
 def residual_consistency(
     frame: Any,
     *,
@@ -317,6 +337,10 @@ def residual_consistency(
     by: Names | None = None,
     method: ResidualMethod = "ratio",
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Residual consistency: error consistency for regression, from two runs' residuals.
 
@@ -352,6 +376,9 @@ def residual_consistency(
         One of ``RESIDUAL_METHODS``.
     pairwise
         Return the pair distribution instead of its summary.
+    weight, ci, n_boot, seed
+        As for :func:`total_consistency`: sample weights (a pair's value becomes the weighted
+        mean over samples) and a percentile bootstrap interval over the samples.
 
     Returns
     -------
@@ -359,12 +386,14 @@ def residual_consistency(
     ``residual_consistency`` (the mean over pairs), ``std``, ``min``, ``max``, ``q05``,
     ``q95``, ``n_pairs`` and ``n_undefined`` (always 0: no pair is undefined). With
     ``pairwise=True``: the ``by`` columns, ``run_a``, ``run_b``, ``residual_consistency``.
+    With ``ci``, the interval columns as for :func:`frameaudit.repro.ec_local`.
 
     Notes
     -----
     A NaN residual makes its sample's value NaN, and so its pair's value and every summary
-    statistic: NaN is never skipped. Every sample is compared in every pair, so this joins all
-    predictions on the sample: O(k²·n) rows, streamed by Polars.
+    statistic: NaN is never skipped (nor by the interval, which is NaN too). Every sample is
+    compared in every pair, so this joins all predictions on the sample: O(k²·n) rows,
+    streamed by Polars; a bootstrap multiplies them by ``n_boot``.
 
     Examples
     --------
@@ -391,27 +420,32 @@ def residual_consistency(
     0.16666666666666666
     """
     name = "residual_consistency"
+    bootstrap = bootstrap_for(ci, n_boot, seed)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
-        regression=True,
+        regression=True, weight=weight, bootstrap=bootstrap,
+        outputs=interval_outputs([name], bootstrap),
     )  # fmt: skip
     residual = nw.col(PRED) - nw.col(TARGET)
-    side_a = runs.frame.select(*runs.by, SAMPLE, nw.col(RUN).alias(RUN_A), residual.alias(_R_A))
+    weight_column = [WEIGHT] if runs.has_weights else []
+    side_a = runs.frame.select(
+        *runs.by, SAMPLE, nw.col(RUN).alias(RUN_A), residual.alias(_R_A), *weight_column
+    )
     side_b = runs.frame.select(*runs.by, SAMPLE, nw.col(RUN).alias(RUN_B), residual.alias(_R_B))
-    per_pair = (
+    per_sample = (
         side_a.join(side_b, on=[*runs.by, SAMPLE])
         .filter(nw.col(RUN_A) < nw.col(RUN_B))
         .with_columns(_per_sample(method).alias(name))
-        .group_by([*runs.by, RUN_A, RUN_B])
-        .agg(nw.col(name).mean())
+    )
+    # the mean over samples: weighted, and in a replicate over the drawn samples
+    sums = runs.summed(
+        per_sample, [RUN_A, RUN_B], {name: runs.weighted(nw.col(name)), _SAMPLES: runs.weighted()}
+    )
+    per_pair = sums.select(
+        *runs.estimates, RUN_A, RUN_B, (nw.col(name) / nw.col(_SAMPLES)).alias(name)
     )
     if pairwise:
-        result = per_pair.select(
-            *runs.by, nw.col(RUN_A).alias("run_a"), nw.col(RUN_B).alias("run_b"), name
-        )
-        return from_engine(
-            result, runs.source, sort_by=[*runs.by, "run_a", "run_b"], checks=runs.checks
-        )
-    stats = summarize(runs.partitioned(per_pair), runs.partition, [name])
-    result = one_summary(stats, runs.by, name)
-    return from_engine(result, runs.source, sort_by=runs.by, checks=runs.checks)
+        result = pair_values(runs, per_pair, [name])
+        return runs.finish(result, [*runs.by, "run_a", "run_b"])
+    result = summaries(runs, per_pair, [name], long=False)
+    return runs.finish(result, runs.by)

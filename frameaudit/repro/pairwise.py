@@ -15,6 +15,11 @@ Only the samples a run gets wrong are joined: I, the agreement between wrong pre
 every cell of the class table follow from the per-run confusion matrices plus that join (see
 :func:`_cells`), so the join has Σ_s C(w_s, 2) rows for w_s runs wrong on sample s, instead of
 k(k−1)/2 · n rows for a join of everything.
+
+With ``weight=`` every count is a weighted sum over samples; with ``ci=`` every count is
+computed per bootstrap replicate too (the samples resampled, the runs fixed), from the drawn
+samples, the drawn wrong predictions and the drawn rows of that join — never the right
+predictions × the replicates (see :func:`_confusion`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ from typing import Any
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._engine import cached, from_engine
-from frameaudit._expr import null_float, safe_div
-from frameaudit._params import Choice, Flag, constraints
+from frameaudit._engine import cached, frame_from_columns
+from frameaudit._expr import aggregate, null_float, safe_div
+from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._roles import Names
 from frameaudit.repro._runs import (
     EMPTY_UNION,
@@ -35,13 +40,15 @@ from frameaudit.repro._runs import (
     RUN_B,
     SAMPLE,
     TARGET,
+    WEIGHT,
     EmptyUnion,
     Runs,
+    bootstrap_for,
     intersection_over_union,
-    long_summary,
-    one_summary,
+    interval_outputs,
+    pair_values,
     prepare,
-    summarize,
+    summaries,
 )
 
 __all__ = [
@@ -89,6 +96,9 @@ _PRED_A = "__fa_pa"
 _PRED_B = "__fa_pb"
 _CELL_A = "__fa_cell_a"
 _CELL_B = "__fa_cell_b"
+_DRAWN = "__fa_draws"
+_IS_A = "__fa_is_a"
+_MOVE = "__fa_move"
 
 # The extra counts a metric needs beyond n, n_a, n_b, I and W.
 _NEEDS: dict[str, frozenset[str]] = {
@@ -98,86 +108,177 @@ _NEEDS: dict[str, frozenset[str]] = {
 
 
 def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
-    """One row per pair of runs: n, n_a, n_b, I and W (+ Σ m_a·m_b, cell sum, class counts).
+    """One row per estimate and pair of runs: n, n_a, n_b, I and W (+ Σ m_a·m_b, cell sum, ...).
 
     W counts the samples both runs get wrong with the same wrong class, so A = n − U + W.
+    Every count is a sum over samples (Int64; Float64, of weights, with ``weight=``), per
+    estimate: with a bootstrap, per replicate too.
+
+    Each shared table (a run's confusion matrix, the joined errors) is read by as few steps as
+    possible: engines without a plan cache (DuckDB, Spark) compute it once per reader.
     """
-    partition = runs.partition
-    keys = [*partition, RUN_A, RUN_B]
-    confusion = runs.frame.group_by([*runs.by, RUN, TARGET, PRED]).agg(
-        nw.len().cast(nw.Int64).alias(_COUNT)
-    )
-    confusion = cached(runs.partitioned(confusion))
+    est = runs.estimates
+    keys = [*est, RUN_A, RUN_B]
+    confusion = cached(_confusion(runs))
+    pairs_of_runs = _pairs_of_runs(runs)
+    cells = "cells" in needs
     wrong = nw.col(TARGET) != nw.col(PRED)
-    per_run = (
-        confusion.with_columns(nw.when(wrong).then(nw.col(_COUNT)).otherwise(0).alias(_ERRORS))
-        .group_by([*partition, RUN])
-        .agg(nw.col(_COUNT).sum().alias(_SAMPLES), nw.col(_ERRORS).sum())
+    no_errors = nw.lit(0).cast(runs.count_dtype)
+    per_run = aggregate(
+        confusion.with_columns(
+            nw.when(wrong).then(nw.col(_COUNT)).otherwise(no_errors).alias(_ERRORS)
+        ),
+        [*est, RUN],
+        nw.col(_COUNT).sum().alias(_SAMPLES),
+        nw.col(_ERRORS).sum(),
+        *([nw.col(PRED).n_unique().cast(nw.Int64).alias(_CLASSES)] if cells else []),
     )
-    marginals = confusion.group_by([*partition, RUN, PRED]).agg(
-        nw.col(_COUNT).sum().alias(_PREDICTED)
+    # each run's counts reach its pairs on one side or the other: one read of per_run
+    is_a = nw.col(_IS_A)
+    sides = nw.concat(
+        [
+            pairs_of_runs.with_columns(nw.col(RUN_A).alias(RUN), nw.lit(value=True).alias(_IS_A)),
+            pairs_of_runs.with_columns(nw.col(RUN_B).alias(RUN), nw.lit(value=False).alias(_IS_A)),
+        ]
     )
-    if "cells" in needs:
-        classes = marginals.group_by([*partition, RUN]).agg(nw.len().alias(_CLASSES))
-        per_run = per_run.join(classes, on=[*partition, RUN], how="left")
-    extra = [_CLASSES] if "cells" in needs else []
-    side_a = per_run.select(
-        *partition,
-        nw.col(RUN).alias(RUN_A),
-        nw.col(_SAMPLES),
-        nw.col(_ERRORS).alias(_ERRORS_A),
-        *(nw.col(c).alias(_CLASSES_A) for c in extra),
+    side_of = {_SAMPLES: [(_SAMPLES, True)], _ERRORS: [(_ERRORS_A, True), (_ERRORS_B, False)]}
+    if cells:
+        side_of[_CLASSES] = [(_CLASSES_A, True), (_CLASSES_B, False)]
+    split = [
+        nw.when(is_a == side).then(nw.col(column)).otherwise(0).alias(name)
+        for column, named in side_of.items()
+        for name, side in named
+    ]
+    pairs = aggregate(
+        sides.join(per_run, on=[*runs.partition, RUN]).with_columns(*split),
+        keys,
+        *(nw.col(name).sum() for named in side_of.values() for name, _ in named),
     )
-    side_b = per_run.select(
-        *partition,
-        nw.col(RUN).alias(RUN_B),
-        nw.col(_ERRORS).alias(_ERRORS_B),
-        *(nw.col(c).alias(_CLASSES_B) for c in extra),
-    )
-    pairs = side_a.join(side_b, on=partition).filter(nw.col(RUN_A) < nw.col(RUN_B))
-    both = cached(_both_wrong(runs, by_class="cells" in needs))
-    joint = both.group_by(keys).agg(
-        nw.col(_COUNT).sum().alias(_BOTH_WRONG), nw.col(_SAME_WRONG).sum()
+    both = cached(_both_wrong(runs, by_class=cells))
+    joint = aggregate(
+        both, keys, nw.col(_COUNT).sum().alias(_BOTH_WRONG), nw.col(_SAME_WRONG).sum()
     )
     counts = [_BOTH_WRONG, _SAME_WRONG]
     pairs = pairs.join(joint, on=keys, how="left")
+    marginals = aggregate(confusion, [*est, RUN, PRED], nw.col(_COUNT).sum().alias(_PREDICTED))
     if "chance" in needs:
-        pairs = pairs.join(_chance(pairs.select(keys), marginals, partition), on=keys, how="left")
+        pairs = pairs.join(_chance(marginals, est), on=keys, how="left")
         counts.append(_CHANCE)
-    if "cells" in needs:
-        cells = _cells(pairs.select(keys), confusion, both, marginals, partition)
-        pairs = pairs.join(cells, on=keys, how="left")
+    if cells:
+        table = _cells(runs, pairs_of_runs, confusion, both, marginals)
+        pairs = pairs.join(table, on=keys, how="left")
     # pairs without a common error (or class) are missing from the joins: their counts are 0
     return pairs.with_columns(
-        nw.col(_SAMPLES).cast(nw.Int64),
-        nw.col(_ERRORS_A).cast(nw.Int64),
-        nw.col(_ERRORS_B).cast(nw.Int64),
-        *(nw.col(c).fill_null(0).cast(nw.Int64) for c in counts),
+        nw.col(_SAMPLES).cast(runs.count_dtype),
+        nw.col(_ERRORS_A).cast(runs.count_dtype),
+        nw.col(_ERRORS_B).cast(runs.count_dtype),
+        *(nw.col(c).fill_null(0).cast(runs.count_dtype) for c in counts),
+    )
+
+
+def _pairs_of_runs(runs: Runs) -> nw.LazyFrame[Any]:
+    """The pairs of runs of each partition, oriented run_a < run_b (partition, RUN_A, RUN_B)."""
+    run_list = cached(runs.partitioned(runs.frame.select(*runs.by, RUN).unique()))
+    return cached(
+        run_list.rename({RUN: RUN_A})
+        .join(run_list.rename({RUN: RUN_B}), on=runs.partition)
+        .filter(nw.col(RUN_A) < nw.col(RUN_B))
+    )
+
+
+def _moved(
+    runs: Runs,
+    frame: nw.LazyFrame[Any],
+    keys: list[str],
+    moves: list[tuple[str, str, int]],
+    counts: list[str],
+) -> nw.LazyFrame[Any]:
+    """Each row of ``frame`` once per move (cell_a, cell_b, sign): in that cell, signed counts.
+
+    Several moves cross ``frame`` with a small table of moves instead of concatenating one
+    copy per move, so that engines without a plan cache compute ``frame`` once.
+    """
+    if len(moves) == 1:
+        ((cell_a, cell_b, only),) = moves
+        return frame.select(
+            *keys,
+            nw.col(cell_a).alias(_CELL_A),
+            nw.col(cell_b).alias(_CELL_B),
+            *((nw.col(c) * only).alias(c) for c in counts),
+        )
+    table = frame_from_columns({_MOVE: list(range(len(moves)))}, runs.source, parameter="moves")
+    move = nw.col(_MOVE)
+
+    def chosen(values: list[nw.Expr]) -> nw.Expr:
+        expr = nw.when(move == 0).then(values[0])
+        for i, value in enumerate(values[1:], start=1):
+            expr = expr.when(move == i).then(value)
+        return expr
+
+    sign = chosen([nw.lit(s) for _, _, s in moves])
+    return frame.join(table, how="cross").select(
+        *keys,
+        chosen([nw.col(a) for a, _, _ in moves]).alias(_CELL_A),
+        chosen([nw.col(b) for _, b, _ in moves]).alias(_CELL_B),
+        *((nw.col(c) * sign).alias(c) for c in counts),
+    )
+
+
+def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
+    """Each run's confusion matrix per estimate: (estimate, RUN, TARGET, PRED) → count > 0."""
+    cell = [RUN, TARGET, PRED]
+    if runs.resampling is None:
+        return runs.summed(runs.frame, cell, {_COUNT: runs.weighted()})
+    # Per replicate, from the samples and the wrong predictions only, not rows × n_boot: every
+    # run starts right on each drawn sample (cell (y, y)); a wrong prediction y → p moves its
+    # sample to (y, p). The number of draws behind a cell (an integer) says exactly whether it
+    # is empty, which a difference of weighted sums cannot.
+    est = runs.estimates
+    weight = [WEIGHT] if runs.has_weights else []
+    sums = {_COUNT: runs.weighted(), _DRAWN: nw.lit(1, dtype=nw.Int64)}
+    samples = runs.frame.select(*runs.by, SAMPLE, TARGET, *weight).unique()
+    totals = runs.summed(samples, [TARGET], sums)
+    run_list = runs.partitioned(runs.frame.select(*runs.by, RUN).unique())
+    right = run_list.join(totals, on=runs.partition).select(
+        *est, RUN, nw.col(TARGET).alias(_CELL_A), nw.col(TARGET).alias(_CELL_B), _COUNT, _DRAWN
+    )
+    errors = runs.frame.filter(nw.col(TARGET) != nw.col(PRED))
+    wrong = runs.summed(errors.select(*runs.by, SAMPLE, *cell, *weight), cell, sums)
+    moves = [(TARGET, PRED, 1), (TARGET, TARGET, -1)]
+    moved = _moved(runs, wrong, [*est, RUN], moves, [_COUNT, _DRAWN])
+    return (
+        aggregate(
+            nw.concat([right, moved]),
+            [*est, RUN, _CELL_A, _CELL_B],
+            nw.col(_COUNT).sum(),
+            nw.col(_DRAWN).sum(),
+        )
+        .filter(nw.col(_DRAWN) > 0)
+        .select(*est, RUN, nw.col(_CELL_A).alias(TARGET), nw.col(_CELL_B).alias(PRED), _COUNT)
     )
 
 
 def _both_wrong(runs: Runs, *, by_class: bool) -> nw.LazyFrame[Any]:
-    """Per pair, the samples both runs get wrong (count), and with the same wrong class (W).
+    """Per estimate and pair, the samples both runs get wrong, and with the same wrong class (W).
 
     With ``by_class``, counted per (target, wrong class of a, wrong class of b) too, for the
     cells of the class table; otherwise one row per pair.
     """
     by = runs.by
     errors = runs.frame.filter(nw.col(TARGET) != nw.col(PRED))
+    weight = [WEIGHT] if runs.has_weights else []
     side_a = errors.select(
-        *by, SAMPLE, nw.col(RUN).alias(RUN_A), TARGET, nw.col(PRED).alias(_PRED_A)
+        *by, SAMPLE, nw.col(RUN).alias(RUN_A), TARGET, nw.col(PRED).alias(_PRED_A), *weight
     )
     side_b = errors.select(*by, SAMPLE, nw.col(RUN).alias(RUN_B), nw.col(PRED).alias(_PRED_B))
     classes = [TARGET, _PRED_A, _PRED_B] if by_class else []
+    joined = side_a.join(side_b, on=[*by, SAMPLE]).filter(nw.col(RUN_A) < nw.col(RUN_B))
     same = nw.when(nw.col(_PRED_A) == nw.col(_PRED_B)).then(1).otherwise(0)
-    both = (
-        side_a.join(side_b, on=[*by, SAMPLE])
-        .filter(nw.col(RUN_A) < nw.col(RUN_B))
-        .with_columns(same.alias(_SAME_WRONG))
-        .group_by([*by, RUN_A, RUN_B, *classes])
-        .agg(nw.len().cast(nw.Int64).alias(_COUNT), nw.col(_SAME_WRONG).sum())
+    return runs.summed(
+        joined,
+        [RUN_A, RUN_B, *classes],
+        {_COUNT: runs.weighted(), _SAME_WRONG: runs.weighted(same)},
     )
-    return runs.partitioned(both)
 
 
 def _side(
@@ -188,28 +289,24 @@ def _side(
     )
 
 
-def _chance(
-    pairs: nw.LazyFrame[Any], marginals: nw.LazyFrame[Any], partition: list[str]
-) -> nw.LazyFrame[Any]:
+def _chance(marginals: nw.LazyFrame[Any], estimates: list[str]) -> nw.LazyFrame[Any]:
     """Σ_c m_a(c)·m_b(c): n² times the chance agreement of the two runs' predictions."""
-    keys = [*partition, RUN_A, RUN_B]
-    return (
-        pairs.join(_side(marginals, partition, RUN_A, _CLASS, _PREDICTED_A), on=[*partition, RUN_A])
-        .join(
-            _side(marginals, partition, RUN_B, _CLASS, _PREDICTED_B), on=[*partition, RUN_B, _CLASS]
-        )
-        .with_columns((nw.col(_PREDICTED_A) * nw.col(_PREDICTED_B)).alias(_CHANCE))
-        .group_by(keys)
-        .agg(nw.col(_CHANCE).sum())
+    return aggregate(
+        _side(marginals, estimates, RUN_A, _CLASS, _PREDICTED_A)
+        .join(_side(marginals, estimates, RUN_B, _CLASS, _PREDICTED_B), on=[*estimates, _CLASS])
+        .filter(nw.col(RUN_A) < nw.col(RUN_B))
+        .with_columns((nw.col(_PREDICTED_A) * nw.col(_PREDICTED_B)).alias(_CHANCE)),
+        [*estimates, RUN_A, RUN_B],
+        nw.col(_CHANCE).sum(),
     )
 
 
 def _cells(
-    pairs: nw.LazyFrame[Any],
+    runs: Runs,
+    pairs_of_runs: nw.LazyFrame[Any],
     confusion: nw.LazyFrame[Any],
     both: nw.LazyFrame[Any],
     marginals: nw.LazyFrame[Any],
-    partition: list[str],
 ) -> nw.LazyFrame[Any]:
     """Σ over the non-empty cells of the ŷ_a × ŷ_b table of O² / (m_a(i)·m_b(j)).
 
@@ -219,54 +316,44 @@ def _cells(
     when a is right too; for the samples both runs get wrong (y → i, y → j) the two moves are
     undone — (i, y) and (y, j) lose one, (y, y) and (i, j) gain one.
     """
-    keys = [*partition, RUN_A, RUN_B]
+    partition, est = runs.partition, runs.estimates
+    keys = [*est, RUN_A, RUN_B]
     errors = confusion.filter(nw.col(TARGET) != nw.col(PRED))
-    of_a = pairs.join(confusion.rename({RUN: RUN_A}), on=[*partition, RUN_A])
-    of_b = pairs.join(errors.rename({RUN: RUN_B}), on=[*partition, RUN_B])
-
-    def moved(frame: nw.LazyFrame[Any], cell_a: str, cell_b: str, sign: int) -> nw.LazyFrame[Any]:
-        return frame.select(
-            *keys,
-            nw.col(cell_a).alias(_CELL_A),
-            nw.col(cell_b).alias(_CELL_B),
-            (nw.col(_COUNT) * sign).alias(_COUNT),
-        )
-
-    observed = (
+    of_a = confusion.rename({RUN: RUN_A}).join(pairs_of_runs, on=[*partition, RUN_A])
+    of_b = errors.rename({RUN: RUN_B}).join(pairs_of_runs, on=[*partition, RUN_B])
+    moves_of_b = [(TARGET, PRED, 1), (TARGET, TARGET, -1)]
+    moves_of_both = [
+        (_PRED_A, _PRED_B, 1),
+        (_PRED_A, TARGET, -1),
+        (TARGET, _PRED_B, -1),
+        (TARGET, TARGET, 1),
+    ]
+    observed = aggregate(
         nw.concat(
             [
-                moved(of_a, PRED, TARGET, 1),
-                moved(of_b, TARGET, PRED, 1),
-                moved(of_b, TARGET, TARGET, -1),
-                moved(both, _PRED_A, _PRED_B, 1),
-                moved(both, _PRED_A, TARGET, -1),
-                moved(both, TARGET, _PRED_B, -1),
-                moved(both, TARGET, TARGET, 1),
+                _moved(runs, of_a, keys, [(PRED, TARGET, 1)], [_COUNT]),
+                _moved(runs, of_b, keys, moves_of_b, [_COUNT]),
+                _moved(runs, both, keys, moves_of_both, [_COUNT]),
             ]
-        )
-        .group_by([*keys, _CELL_A, _CELL_B])
-        .agg(nw.col(_COUNT).sum())
-        .filter(nw.col(_COUNT) > 0)
-    )
+        ),
+        [*keys, _CELL_A, _CELL_B],
+        nw.col(_COUNT).sum(),
+    ).filter(nw.col(_COUNT) > 0)
     count = nw.col(_COUNT).cast(nw.Float64)
-    return (
+    return aggregate(
         observed.join(
-            _side(marginals, partition, RUN_A, _CELL_A, _PREDICTED_A),
-            on=[*partition, RUN_A, _CELL_A],
+            _side(marginals, est, RUN_A, _CELL_A, _PREDICTED_A), on=[*est, RUN_A, _CELL_A]
         )
-        .join(
-            _side(marginals, partition, RUN_B, _CELL_B, _PREDICTED_B),
-            on=[*partition, RUN_B, _CELL_B],
-        )
+        .join(_side(marginals, est, RUN_B, _CELL_B, _PREDICTED_B), on=[*est, RUN_B, _CELL_B])
         .with_columns(
             (
                 count
                 * count
                 / (nw.col(_PREDICTED_A).cast(nw.Float64) * nw.col(_PREDICTED_B).cast(nw.Float64))
             ).alias(_CELL_SHARE)
-        )
-        .group_by(keys)
-        .agg(nw.col(_CELL_SHARE).sum())
+        ),
+        keys,
+        nw.col(_CELL_SHARE).sum(),
     )
 
 
@@ -307,31 +394,33 @@ def _compute(
     by: Names | None,
     empty_union: EmptyUnion,
     pairwise: bool,
+    weight: str | None,
+    ci: float | None,
+    n_boot: int,
+    seed: int,
 ) -> Any:
     """One metric (or all, for ``name="summary"``): the pair values or their summary."""
     metrics = METRICS if name == "summary" else (name,)
-    runs = prepare(frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by)
+    bootstrap = bootstrap_for(ci, n_boot, seed)
+    headlines = metrics if pairwise or name != "summary" else ("mean",)
+    runs = prepare(
+        frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
+        weight=weight, bootstrap=bootstrap, outputs=interval_outputs(headlines, bootstrap),
+    )  # fmt: skip
     needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in metrics))
     values = _values(empty_union)
-    keys = [*runs.partition, RUN_A, RUN_B]
+    keys = [*runs.estimates, RUN_A, RUN_B]
     per_pair = _pair_counts(runs, needs).select(*keys, *(values[m].alias(m) for m in metrics))
     if pairwise:
-        result = per_pair.select(
-            *runs.by, nw.col(RUN_A).alias("run_a"), nw.col(RUN_B).alias("run_b"), *metrics
-        )
+        result = pair_values(runs, per_pair, metrics)
         sort_by = [*runs.by, "run_a", "run_b"]
-    elif name == "summary":
-        stats = summarize(per_pair, runs.partition, metrics)
-        result = long_summary(stats, runs.by, metrics, runs.source)
-        sort_by = [*runs.by, "metric"]
     else:
-        stats = summarize(per_pair, runs.partition, metrics)
-        result = one_summary(stats, runs.by, name)
-        sort_by = runs.by
-    return from_engine(result, runs.source, sort_by=sort_by, checks=runs.checks)
+        result = summaries(runs, per_pair, metrics, long=name == "summary")
+        sort_by = [*runs.by, "metric"] if name == "summary" else runs.by
+    return runs.finish(result, sort_by)
 
 
-@constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag())
+@constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
 def ec_local(
     frame: Any,
     *,
@@ -342,6 +431,10 @@ def ec_local(
     by: Names | None = None,
     empty_union: EmptyUnion = "null",
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Local error consistency EC_ℓ: the intersection over union of two runs' error sets.
 
@@ -369,6 +462,18 @@ def ec_local(
         left out of the statistics and counted in ``n_undefined``), ``0`` or ``1``.
     pairwise
         Return the pair distribution instead of its summary.
+    weight
+        Column of sample weights: non-negative, finite, the same in every row of a sample.
+        Every count over samples becomes a weighted sum: an integer weight k gives the value
+        of the sample repeated k times (with fresh sample ids), 0 leaves the sample out.
+    ci
+        Confidence level in (0, 1) of a percentile bootstrap interval over the samples (the
+        runs stay fixed), e.g. 0.95. None: no interval.
+    n_boot
+        Number of bootstrap replicates (at least 2).
+    seed
+        Seed of the replicates' Poisson(1) sample counts, in [0, 2^31 − 2]: the same seed
+        gives the same interval on every engine and in any row order.
 
     Returns
     -------
@@ -376,14 +481,20 @@ def ec_local(
     ``ec_local`` (the mean over pairs, Float64), ``std`` (ddof 1), ``min``, ``max``, ``q05``,
     ``q95`` (linear interpolation), ``n_pairs`` and ``n_undefined`` (Int64). With
     ``pairwise=True``: the ``by`` columns, ``run_a``, ``run_b`` and ``ec_local``, one row per
-    pair, sorted.
+    pair, sorted. With ``ci``, ``ec_local_lo`` and ``ec_local_hi`` (Float64) follow the mean
+    (or each pair's value), and ``samples`` (the samples behind it; the interval is null below
+    2) and ``undefined_replicates`` (replicates whose value is null, e.g. where no drawn sample
+    is wrong in either run, left out of the interval) close the row.
 
     Notes
     -----
     Undefined when neither run makes an error (see ``empty_union``; the original error
     consistency code uses 0). Only the rows of wrong predictions are joined on the sample:
     O(k·n) plus the Σ_s C(w_s, 2) joined rows of samples that w_s runs get wrong — O(k²·n)
-    only when nearly every prediction is wrong.
+    only when nearly every prediction is wrong. A bootstrap replicate counts each sample a
+    Poisson(1) number of times in every run at once and recomputes the pair values and
+    their mean; it costs ``n_boot`` times the samples, the wrong predictions and the joined
+    rows, never the right predictions (docs/uncertainty.md).
 
     Examples
     --------
@@ -422,11 +533,12 @@ def ec_local(
     """
     return _compute(
         frame, "ec_local", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union=empty_union, pairwise=pairwise,
+        by=by, empty_union=empty_union, pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag())
+@constraints(pairwise=Flag(), **UNCERTAINTY)
 def ec_global(
     frame: Any,
     *,
@@ -436,6 +548,10 @@ def ec_global(
     prediction: str = "prediction",
     by: Names | None = None,
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Global error consistency EC_g: the share of all samples both runs get wrong.
 
@@ -448,7 +564,8 @@ def ec_global(
     Returns
     -------
     A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ec_global`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair.
+    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+    ``ci``, the interval columns as for :func:`ec_local`.
 
     Notes
     -----
@@ -473,11 +590,12 @@ def ec_global(
     """
     return _compute(
         frame, "ec_global", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag())
+@constraints(pairwise=Flag(), **UNCERTAINTY)
 def ea_kappa(
     frame: Any,
     *,
@@ -487,6 +605,10 @@ def ea_kappa(
     prediction: str = "prediction",
     by: Names | None = None,
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Kappa-based error agreement EA_κ: Cohen's κ of two runs' binary error vectors.
 
@@ -500,7 +622,8 @@ def ea_kappa(
     Returns
     -------
     A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ea_kappa`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair.
+    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+    ``ci``, the interval columns as for :func:`ec_local`.
 
     Notes
     -----
@@ -525,11 +648,12 @@ def ea_kappa(
     """
     return _compute(
         frame, "ea_kappa", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag())
+@constraints(pairwise=Flag(), **UNCERTAINTY)
 def ec_agreement(
     frame: Any,
     *,
@@ -539,6 +663,10 @@ def ec_agreement(
     prediction: str = "prediction",
     by: Names | None = None,
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Error agreement: the share of samples where both runs are right or both wrong.
 
@@ -551,7 +679,8 @@ def ec_agreement(
     Returns
     -------
     A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ec_agreement`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair.
+    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+    ``ci``, the interval columns as for :func:`ec_local`.
 
     Notes
     -----
@@ -575,11 +704,12 @@ def ec_agreement(
     """
     return _compute(
         frame, "ec_agreement", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag())
+@constraints(pairwise=Flag(), **UNCERTAINTY)
 def ec_corr(
     frame: Any,
     *,
@@ -589,6 +719,10 @@ def ec_corr(
     prediction: str = "prediction",
     by: Names | None = None,
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Error correlation: Pearson's φ between two runs' binary error vectors.
 
@@ -600,7 +734,8 @@ def ec_corr(
     Returns
     -------
     A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ec_corr`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair.
+    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+    ``ci``, the interval columns as for :func:`ec_local`.
 
     Notes
     -----
@@ -625,11 +760,12 @@ def ec_corr(
     """
     return _compute(
         frame, "ec_corr", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag())
+@constraints(pairwise=Flag(), **UNCERTAINTY)
 def pa(
     frame: Any,
     *,
@@ -639,6 +775,10 @@ def pa(
     prediction: str = "prediction",
     by: Names | None = None,
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Percent agreement: the share of samples on which two runs predict the same class.
 
@@ -650,7 +790,8 @@ def pa(
     Returns
     -------
     A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``pa`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair.
+    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+    ``ci``, the interval columns as for :func:`ec_local`.
 
     Notes
     -----
@@ -674,11 +815,12 @@ def pa(
     """
     return _compute(
         frame, "pa", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag())
+@constraints(pairwise=Flag(), **UNCERTAINTY)
 def pa_kappa(
     frame: Any,
     *,
@@ -688,6 +830,10 @@ def pa_kappa(
     prediction: str = "prediction",
     by: Names | None = None,
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Prediction agreement κ: Cohen's κ of two runs' predicted classes.
 
@@ -700,7 +846,8 @@ def pa_kappa(
     Returns
     -------
     A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``pa_kappa`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair.
+    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+    ``ci``, the interval columns as for :func:`ec_local`.
 
     Notes
     -----
@@ -724,11 +871,12 @@ def pa_kappa(
     """
     return _compute(
         frame, "pa_kappa", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag())
+@constraints(pairwise=Flag(), **UNCERTAINTY)
 def cramers_v(
     frame: Any,
     *,
@@ -738,6 +886,10 @@ def cramers_v(
     prediction: str = "prediction",
     by: Names | None = None,
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Cramér's V of the table of two runs' predicted classes.
 
@@ -752,7 +904,8 @@ def cramers_v(
     Returns
     -------
     A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``cramers_v`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair.
+    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+    ``ci``, the interval columns as for :func:`ec_local`.
 
     Notes
     -----
@@ -777,11 +930,12 @@ def cramers_v(
     """
     return _compute(
         frame, "cramers_v", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip
 
 
-@constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag())
+@constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
 def summary(
     frame: Any,
     *,
@@ -792,6 +946,10 @@ def summary(
     by: Names | None = None,
     empty_union: EmptyUnion = "null",
     pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> Any:
     r"""Every pairwise reproducibility metric at once, from one computation of the pair counts.
 
@@ -807,7 +965,11 @@ def summary(
     A frame of the input's kind in long format, one row per (partition, metric), sorted: the
     ``by`` columns, ``metric``, ``mean``, ``std`` (ddof 1), ``min``, ``max``, ``q05``, ``q95``
     (linear interpolation), ``n_pairs`` and ``n_undefined``. With ``pairwise=True``: the
-    ``by`` columns, ``run_a``, ``run_b`` and one Float64 column per metric.
+    ``by`` columns, ``run_a``, ``run_b`` and one Float64 column per metric. With ``ci``:
+    ``mean_lo`` and ``mean_hi`` follow ``mean``, and ``samples`` and ``undefined_replicates``
+    close each row; with ``pairwise=True``, each metric's column is followed by its ``_lo``
+    and ``_hi``, and ``samples`` and one ``<metric>_undefined_replicates`` per metric close
+    the row.
 
     Notes
     -----
@@ -846,5 +1008,6 @@ def summary(
     """
     return _compute(
         frame, "summary", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union=empty_union, pairwise=pairwise,
+        by=by, empty_union=empty_union, pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
     )  # fmt: skip

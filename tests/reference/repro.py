@@ -263,3 +263,22 @@ def expected_long_summary(parts: list[Part], empty_union: Any = "null") -> pl.Da
             for stat, value in zip(STATS, _stats_row(values[metric]), strict=True):
                 columns[stat].append(value)
     return _frame(columns, len(parts) > 1)
+
+
+def expected_total(parts: list[Part]) -> pl.DataFrame:
+    """``frameaudit.repro.total_consistency(by="part")``'s layout: one row per part."""
+    values = [total_consistency(p.target, p.predictions) for p in parts]
+    return pl.DataFrame({"part": [p.key for p in parts], "total_consistency": values})
+
+
+def expected_leave_one_out(parts: list[Part]) -> pl.DataFrame:
+    """``frameaudit.repro.leave_one_out(by="part")``'s layout: one row per (part, run)."""
+    return pl.DataFrame(
+        {
+            "part": [p.key for p in parts for _ in p.runs],
+            "run": [r for p in parts for r in p.runs.tolist()],
+            "leave_one_out": np.concatenate(
+                [leave_one_out(p.target, p.predictions) for p in parts]
+            ),
+        }
+    ).fill_nan(None)

@@ -21,36 +21,19 @@ from conftest import Constructor, assert_frame_close, to_polars
 from reference.repro import (
     METRICS,
     RESIDUAL_METHODS,
+    expected_leave_one_out,
     expected_long_summary,
     expected_pairwise,
     expected_summary,
-    leave_one_out,
+    expected_total,
     random_runs,
     residual_pairs,
     summarize,
-    total_consistency,
 )
 
 import frameaudit as fa
 
 FRAME, PARTS = random_runs(21, k=4, n=15, classes=3, parts=2, labels="str")
-
-
-def _expected_total() -> pl.DataFrame:
-    values = [total_consistency(p.target, p.predictions) for p in PARTS]
-    return pl.DataFrame({"part": [p.key for p in PARTS], "total_consistency": values})
-
-
-def _expected_loo() -> pl.DataFrame:
-    return pl.DataFrame(
-        {
-            "part": [p.key for p in PARTS for _ in p.runs],
-            "run": [r for p in PARTS for r in p.runs.tolist()],
-            "leave_one_out": np.concatenate(
-                [leave_one_out(p.target, p.predictions) for p in PARTS]
-            ),
-        }
-    ).fill_nan(None)
 
 
 # (id, call, expected frame)
@@ -78,8 +61,12 @@ CASES: list[tuple[str, Callable[[Any], Any], Callable[[], pl.DataFrame]]] = [
         lambda f: fa.repro.ec_local(f, by="part", empty_union=1, pairwise=True),
         lambda: expected_pairwise(PARTS, ("ec_local",), 1),
     ),
-    ("total", lambda f: fa.repro.total_consistency(f, by="part"), _expected_total),
-    ("leave-one-out", lambda f: fa.repro.leave_one_out(f, by="part"), _expected_loo),
+    ("total", lambda f: fa.repro.total_consistency(f, by="part"), lambda: expected_total(PARTS)),
+    (
+        "leave-one-out",
+        lambda f: fa.repro.leave_one_out(f, by="part"),
+        lambda: expected_leave_one_out(PARTS),
+    ),
 ]
 
 
