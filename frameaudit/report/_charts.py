@@ -68,7 +68,8 @@ def _per_group(report: Report) -> dict[str, Any]:
             label, pl.col(metric).alias("value"), "n", *(interval if has_ci else [])
         ).filter(pl.col("value").is_finite())
         parity = data["value"].mean()
-        y = alt.Y("group:N", title=" × ".join(keys), sort=None)
+        # the groups are named in the title: a vertical axis title is clipped on a short chart
+        y = alt.Y("group:N", title=None, sort=None)
         points = (
             alt.Chart(data)
             .mark_point(filled=True, size=80, color=PALETTE[0])
@@ -100,7 +101,7 @@ def _per_group(report: Report) -> dict[str, Any]:
             alt.layer(*layers).properties(
                 width=_WIDTH,
                 height=max(60, 28 * data.height),
-                title=alt.Title(f"{metric.upper()} by group", subtitle=subtitle),
+                title=alt.Title(f"{metric.upper()} by {' × '.join(keys)}", subtitle=subtitle),
             )
         )
     return charts
