@@ -83,6 +83,9 @@ def spark_session() -> Iterator[Any]:
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # one session serves a worker's whole run; the default 1 GiB heap ran out in a hash
+        # aggregation late in a full run (the bootstrap tests' plans are large)
+        .config("spark.driver.memory", "3g")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
