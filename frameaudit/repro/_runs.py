@@ -18,7 +18,7 @@ turns the values of the estimates into the point values with their percentile in
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -26,13 +26,11 @@ import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
 from frameaudit._engine import (
-    POINT,
     REPLICATE,
     UNDEFINED,
     Bootstrap,
     Resampling,
     Source,
-    cached,
     frame_from_columns,
     from_engine,
     interval,
@@ -125,6 +123,10 @@ class Runs:
             totals = [nw.col(name).sum() for name in sums]
             return aggregate(frame, [*self.partition, *keys], *totals)
         return self.resampling.summed(self.partitioned(frame), self.partition, keys, list(sums))
+
+    def point(self) -> Runs:
+        """The same runs without the bootstrap: the point estimate's plan, on its own."""
+        return replace(self, bootstrap=None, resampling=None)
 
     def finish(self, result: nw.LazyFrame[Any], sort_by: Sequence[str]) -> Any:
         """``result`` in the caller's kind, sorted by ``sort_by``, with the value checks."""
@@ -434,23 +436,27 @@ def long_summary(
 
 
 def summaries(
-    runs: Runs, per_pair: nw.LazyFrame[Any], columns: Sequence[str], *, long: bool
+    runs: Runs,
+    pair_values_of: Callable[[Runs], nw.LazyFrame[Any]],
+    columns: Sequence[str],
+    *,
+    long: bool,
 ) -> nw.LazyFrame[Any]:
-    """The summaries of the pair values of ``columns`` (per estimate and pair), per partition.
+    """The summaries of the pair values of ``columns`` per partition.
 
-    One column: ``by``, the mean named after it and the statistics; ``long``: one row per
-    (``by``, metric) with the ``metric`` column and the statistics. With a bootstrap the
-    statistics are the point estimate's and the mean (the headline) gains its interval.
+    ``pair_values_of(runs)`` gives the values per estimate and pair. One column: ``by``, the
+    mean named after it and the statistics; ``long``: one row per (``by``, metric) with the
+    ``metric`` column and the statistics. With a bootstrap the statistics are the point
+    estimate's, from its own plan (engines without a plan cache then read the replicates' plan
+    only for the interval), and the mean (the headline) gains its interval.
     """
     columns = list(columns)
+    stats = summarize(pair_values_of(runs.point()), runs.partition, columns)
     if runs.bootstrap is None:
-        stats = summarize(per_pair, runs.partition, columns)
         if long:
             return long_summary(stats, runs.by, columns, runs.source)
         return one_summary(stats, runs.by, columns[0])
-    per_pair = cached(per_pair)  # read by the point's statistics and by every replicate's mean
-    stats = summarize(per_pair.filter(nw.col(REPLICATE) == POINT), runs.partition, columns)
-    means = aggregate(per_pair, runs.estimates, *(nw.col(c).mean() for c in columns))
+    means = aggregate(pair_values_of(runs), runs.estimates, *(nw.col(c).mean() for c in columns))
     if long:
         shown = long_summary(stats, runs.partition, columns, runs.source)
         keys, headline = [*runs.partition, "metric"], "mean"

@@ -437,15 +437,16 @@ def residual_consistency(
         .filter(nw.col(RUN_A) < nw.col(RUN_B))
         .with_columns(_per_sample(method).alias(name))
     )
-    # the mean over samples: weighted, and in a replicate over the drawn samples
-    sums = runs.summed(
-        per_sample, [RUN_A, RUN_B], {name: runs.weighted(nw.col(name)), _SAMPLES: runs.weighted()}
-    )
-    per_pair = sums.select(
-        *runs.estimates, RUN_A, RUN_B, (nw.col(name) / nw.col(_SAMPLES)).alias(name)
-    )
+
+    def pair_values_of(runs: Runs) -> nw.LazyFrame[Any]:
+        # the mean over samples: weighted, and in a replicate over the drawn samples
+        sums = {name: runs.weighted(nw.col(name)), _SAMPLES: runs.weighted()}
+        totals = runs.summed(per_sample, [RUN_A, RUN_B], sums)
+        mean = (nw.col(name) / nw.col(_SAMPLES)).alias(name)
+        return totals.select(*runs.estimates, RUN_A, RUN_B, mean)
+
     if pairwise:
-        result = pair_values(runs, per_pair, [name])
+        result = pair_values(runs, pair_values_of(runs), [name])
         return runs.finish(result, [*runs.by, "run_a", "run_b"])
-    result = summaries(runs, per_pair, [name], long=False)
+    result = summaries(runs, pair_values_of, [name], long=False)
     return runs.finish(result, runs.by)

@@ -24,12 +24,13 @@ predictions × the replicates (see :func:`_confusion`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine import cached, frame_from_columns
-from frameaudit._expr import aggregate, null_float, safe_div
+from frameaudit._expr import aggregate, null_float, over, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._roles import Names
 from frameaudit.repro._runs import (
@@ -78,20 +79,16 @@ METRICS = (
 
 _COUNT = "__fa_count"
 _SAMPLES = "__fa_n"
-_ERRORS = "__fa_errors"
 _ERRORS_A = "__fa_na"
 _ERRORS_B = "__fa_nb"
 _BOTH_WRONG = "__fa_i"
 _SAME_WRONG = "__fa_w"
 _CHANCE = "__fa_s"
 _CELL_SHARE = "__fa_x"
-_CLASSES = "__fa_classes"
 _CLASSES_A = "__fa_ka"
 _CLASSES_B = "__fa_kb"
-_PREDICTED = "__fa_m"
 _PREDICTED_A = "__fa_ma"
 _PREDICTED_B = "__fa_mb"
-_CLASS = "__fa_class"
 _PRED_A = "__fa_pa"
 _PRED_B = "__fa_pb"
 _CELL_A = "__fa_cell_a"
@@ -114,45 +111,42 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
     Every count is a sum over samples (Int64; Float64, of weights, with ``weight=``), per
     estimate: with a bootstrap, per replicate too.
 
-    Each shared table (a run's confusion matrix, the joined errors) is read by as few steps as
-    possible: engines without a plan cache (DuckDB, Spark) compute it once per reader.
+    Each shared table (the runs' confusion matrices, the joined errors) is read by as few
+    steps as possible, as engines without a plan cache (DuckDB, Spark) compute it once per
+    reader: the confusion matrices reach the pairs once, on the side of run a and on the side
+    of run b, and every per-run count (n, errors, classes, class counts) is summed from there.
     """
-    est = runs.estimates
-    keys = [*est, RUN_A, RUN_B]
-    confusion = cached(_confusion(runs))
-    pairs_of_runs = _pairs_of_runs(runs)
+    keys = [*runs.estimates, RUN_A, RUN_B]
     cells = "cells" in needs
-    wrong = nw.col(TARGET) != nw.col(PRED)
-    no_errors = nw.lit(0).cast(runs.count_dtype)
-    per_run = aggregate(
-        confusion.with_columns(
-            nw.when(wrong).then(nw.col(_COUNT)).otherwise(no_errors).alias(_ERRORS)
+    on_sides = cached(_on_sides(runs))
+    is_a, wrong, count = nw.col(_IS_A), nw.col(TARGET) != nw.col(PRED), nw.col(_COUNT)
+    zero = nw.lit(0).cast(runs.count_dtype)
+    split = {
+        _PREDICTED_A: is_a,
+        _PREDICTED_B: ~is_a,
+        _ERRORS_A: is_a & wrong,
+        _ERRORS_B: ~is_a & wrong,
+    }
+    by_class = aggregate(
+        on_sides.with_columns(
+            *(nw.when(side).then(count).otherwise(zero).alias(name) for name, side in split.items())
         ),
-        [*est, RUN],
-        nw.col(_COUNT).sum().alias(_SAMPLES),
-        nw.col(_ERRORS).sum(),
-        *([nw.col(PRED).n_unique().cast(nw.Int64).alias(_CLASSES)] if cells else []),
+        [*keys, PRED],
+        *(nw.col(name).sum() for name in split),
     )
-    # each run's counts reach its pairs on one side or the other: one read of per_run
-    is_a = nw.col(_IS_A)
-    sides = nw.concat(
-        [
-            pairs_of_runs.with_columns(nw.col(RUN_A).alias(RUN), nw.lit(value=True).alias(_IS_A)),
-            pairs_of_runs.with_columns(nw.col(RUN_B).alias(RUN), nw.lit(value=False).alias(_IS_A)),
-        ]
-    )
-    side_of = {_SAMPLES: [(_SAMPLES, True)], _ERRORS: [(_ERRORS_A, True), (_ERRORS_B, False)]}
-    if cells:
-        side_of[_CLASSES] = [(_CLASSES_A, True), (_CLASSES_B, False)]
-    split = [
-        nw.when(is_a == side).then(nw.col(column)).otherwise(0).alias(name)
-        for column, named in side_of.items()
-        for name, side in named
-    ]
+    m_a, m_b = nw.col(_PREDICTED_A), nw.col(_PREDICTED_B)
+    predicts = {_CLASSES_A: m_a > 0, _CLASSES_B: m_b > 0}
     pairs = aggregate(
-        sides.join(per_run, on=[*runs.partition, RUN]).with_columns(*split),
+        by_class.with_columns(
+            *(nw.when(has).then(1).otherwise(0).alias(name) for name, has in predicts.items()),
+            (m_a * m_b).alias(_CHANCE),
+        ),
         keys,
-        *(nw.col(name).sum() for named in side_of.values() for name, _ in named),
+        m_a.sum().alias(_SAMPLES),
+        nw.col(_ERRORS_A).sum(),
+        nw.col(_ERRORS_B).sum(),
+        *(nw.col(name).sum().cast(nw.Int64) for name in predicts),
+        nw.col(_CHANCE).sum(),
     )
     both = cached(_both_wrong(runs, by_class=cells))
     joint = aggregate(
@@ -160,20 +154,31 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
     )
     counts = [_BOTH_WRONG, _SAME_WRONG]
     pairs = pairs.join(joint, on=keys, how="left")
-    marginals = aggregate(confusion, [*est, RUN, PRED], nw.col(_COUNT).sum().alias(_PREDICTED))
-    if "chance" in needs:
-        pairs = pairs.join(_chance(marginals, est), on=keys, how="left")
-        counts.append(_CHANCE)
     if cells:
-        table = _cells(runs, pairs_of_runs, confusion, both, marginals)
-        pairs = pairs.join(table, on=keys, how="left")
+        pairs = pairs.join(_cells(runs, on_sides, both), on=keys, how="left")
     # pairs without a common error (or class) are missing from the joins: their counts are 0
     return pairs.with_columns(
         nw.col(_SAMPLES).cast(runs.count_dtype),
         nw.col(_ERRORS_A).cast(runs.count_dtype),
         nw.col(_ERRORS_B).cast(runs.count_dtype),
+        nw.col(_CHANCE).cast(runs.count_dtype),
         *(nw.col(c).fill_null(0).cast(runs.count_dtype) for c in counts),
     )
+
+
+def _on_sides(runs: Runs) -> nw.LazyFrame[Any]:
+    """Each cell of each run's confusion matrix, once for every pair the run is part of.
+
+    (estimate, RUN_A, RUN_B, _IS_A: the run is the pair's run a, TARGET, PRED, count.)
+    """
+    pairs_of_runs = _pairs_of_runs(runs)
+    sides = nw.concat(
+        [
+            pairs_of_runs.with_columns(nw.col(RUN_A).alias(RUN), nw.lit(value=True).alias(_IS_A)),
+            pairs_of_runs.with_columns(nw.col(RUN_B).alias(RUN), nw.lit(value=False).alias(_IS_A)),
+        ]
+    )
+    return _confusion(runs).join(sides, on=[*runs.partition, RUN]).drop(RUN)
 
 
 def _pairs_of_runs(runs: Runs) -> nw.LazyFrame[Any]:
@@ -190,22 +195,15 @@ def _moved(
     runs: Runs,
     frame: nw.LazyFrame[Any],
     keys: list[str],
-    moves: list[tuple[str, str, int]],
+    moves: Sequence[tuple[str, str, int, nw.Expr | None]],
     counts: list[str],
 ) -> nw.LazyFrame[Any]:
-    """Each row of ``frame`` once per move (cell_a, cell_b, sign): in that cell, signed counts.
+    """Each row of ``frame`` once per move (cell_a, cell_b, sign, condition): signed counts.
 
-    Several moves cross ``frame`` with a small table of moves instead of concatenating one
-    copy per move, so that engines without a plan cache compute ``frame`` once.
+    A move applies to the rows where its condition holds (None: every row). Several moves
+    cross ``frame`` with a small table of moves instead of concatenating one copy per move, so
+    that engines without a plan cache compute ``frame`` once.
     """
-    if len(moves) == 1:
-        ((cell_a, cell_b, only),) = moves
-        return frame.select(
-            *keys,
-            nw.col(cell_a).alias(_CELL_A),
-            nw.col(cell_b).alias(_CELL_B),
-            *((nw.col(c) * only).alias(c) for c in counts),
-        )
     table = frame_from_columns({_MOVE: list(range(len(moves)))}, runs.source, parameter="moves")
     move = nw.col(_MOVE)
 
@@ -215,12 +213,17 @@ def _moved(
             expr = expr.when(move == i).then(value)
         return expr
 
-    sign = chosen([nw.lit(s) for _, _, s in moves])
-    return frame.join(table, how="cross").select(
-        *keys,
-        chosen([nw.col(a) for a, _, _ in moves]).alias(_CELL_A),
-        chosen([nw.col(b) for _, b, _ in moves]).alias(_CELL_B),
-        *((nw.col(c) * sign).alias(c) for c in counts),
+    applies = chosen([nw.lit(value=True) if c is None else c for _, _, _, c in moves])
+    sign = chosen([nw.lit(s) for _, _, s, _ in moves])
+    return (
+        frame.join(table, how="cross")
+        .filter(applies)
+        .select(
+            *keys,
+            chosen([nw.col(a) for a, _, _, _ in moves]).alias(_CELL_A),
+            chosen([nw.col(b) for _, b, _, _ in moves]).alias(_CELL_B),
+            *((nw.col(c) * sign).alias(c) for c in counts),
+        )
     )
 
 
@@ -244,7 +247,7 @@ def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
     )
     errors = runs.frame.filter(nw.col(TARGET) != nw.col(PRED))
     wrong = runs.summed(errors.select(*runs.by, SAMPLE, *cell, *weight), cell, sums)
-    moves = [(TARGET, PRED, 1), (TARGET, TARGET, -1)]
+    moves = [(TARGET, PRED, 1, None), (TARGET, TARGET, -1, None)]
     moved = _moved(runs, wrong, [*est, RUN], moves, [_COUNT, _DRAWN])
     return (
         aggregate(
@@ -281,58 +284,33 @@ def _both_wrong(runs: Runs, *, by_class: bool) -> nw.LazyFrame[Any]:
     )
 
 
-def _side(
-    marginals: nw.LazyFrame[Any], partition: list[str], run: str, cls: str, m: str
-) -> nw.LazyFrame[Any]:
-    return marginals.select(
-        *partition, nw.col(RUN).alias(run), nw.col(PRED).alias(cls), nw.col(_PREDICTED).alias(m)
-    )
-
-
-def _chance(marginals: nw.LazyFrame[Any], estimates: list[str]) -> nw.LazyFrame[Any]:
-    """Σ_c m_a(c)·m_b(c): n² times the chance agreement of the two runs' predictions."""
-    return aggregate(
-        _side(marginals, estimates, RUN_A, _CLASS, _PREDICTED_A)
-        .join(_side(marginals, estimates, RUN_B, _CLASS, _PREDICTED_B), on=[*estimates, _CLASS])
-        .filter(nw.col(RUN_A) < nw.col(RUN_B))
-        .with_columns((nw.col(_PREDICTED_A) * nw.col(_PREDICTED_B)).alias(_CHANCE)),
-        [*estimates, RUN_A, RUN_B],
-        nw.col(_CHANCE).sum(),
-    )
-
-
-def _cells(
-    runs: Runs,
-    pairs_of_runs: nw.LazyFrame[Any],
-    confusion: nw.LazyFrame[Any],
-    both: nw.LazyFrame[Any],
-    marginals: nw.LazyFrame[Any],
-) -> nw.LazyFrame[Any]:
+def _cells(runs: Runs, on_sides: nw.LazyFrame[Any], both: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     """Σ over the non-empty cells of the ŷ_a × ŷ_b table of O² / (m_a(i)·m_b(j)).
 
     The table is assembled without joining every sample. Start from run a's confusion matrix
     as if run b were always right (a sample of target y that a predicts as i sits in cell
     (i, y)). Each error of run b (y → j) moves its sample from (y, y) to (y, j), which is right
     when a is right too; for the samples both runs get wrong (y → i, y → j) the two moves are
-    undone — (i, y) and (y, j) lose one, (y, y) and (i, j) gain one.
+    undone — (i, y) and (y, j) lose one, (y, y) and (i, j) gain one. The margins m_a(i) and
+    m_b(j) are the table's row and column sums.
     """
-    partition, est = runs.partition, runs.estimates
-    keys = [*est, RUN_A, RUN_B]
-    errors = confusion.filter(nw.col(TARGET) != nw.col(PRED))
-    of_a = confusion.rename({RUN: RUN_A}).join(pairs_of_runs, on=[*partition, RUN_A])
-    of_b = errors.rename({RUN: RUN_B}).join(pairs_of_runs, on=[*partition, RUN_B])
-    moves_of_b = [(TARGET, PRED, 1), (TARGET, TARGET, -1)]
+    keys = [*runs.estimates, RUN_A, RUN_B]
+    is_a, b_wrong = nw.col(_IS_A), ~nw.col(_IS_A) & (nw.col(TARGET) != nw.col(PRED))
+    moves_of_runs = [
+        (PRED, TARGET, 1, is_a),
+        (TARGET, PRED, 1, b_wrong),
+        (TARGET, TARGET, -1, b_wrong),
+    ]
     moves_of_both = [
-        (_PRED_A, _PRED_B, 1),
-        (_PRED_A, TARGET, -1),
-        (TARGET, _PRED_B, -1),
-        (TARGET, TARGET, 1),
+        (_PRED_A, _PRED_B, 1, None),
+        (_PRED_A, TARGET, -1, None),
+        (TARGET, _PRED_B, -1, None),
+        (TARGET, TARGET, 1, None),
     ]
     observed = aggregate(
         nw.concat(
             [
-                _moved(runs, of_a, keys, [(PRED, TARGET, 1)], [_COUNT]),
-                _moved(runs, of_b, keys, moves_of_b, [_COUNT]),
+                _moved(runs, on_sides, keys, moves_of_runs, [_COUNT]),
                 _moved(runs, both, keys, moves_of_both, [_COUNT]),
             ]
         ),
@@ -340,20 +318,13 @@ def _cells(
         nw.col(_COUNT).sum(),
     ).filter(nw.col(_COUNT) > 0)
     count = nw.col(_COUNT).cast(nw.Float64)
+    margins = observed.with_columns(
+        over(count.sum(), [*keys, _CELL_A]).alias(_PREDICTED_A),
+        over(count.sum(), [*keys, _CELL_B]).alias(_PREDICTED_B),
+    )
+    share = count * count / (nw.col(_PREDICTED_A) * nw.col(_PREDICTED_B))
     return aggregate(
-        observed.join(
-            _side(marginals, est, RUN_A, _CELL_A, _PREDICTED_A), on=[*est, RUN_A, _CELL_A]
-        )
-        .join(_side(marginals, est, RUN_B, _CELL_B, _PREDICTED_B), on=[*est, RUN_B, _CELL_B])
-        .with_columns(
-            (
-                count
-                * count
-                / (nw.col(_PREDICTED_A).cast(nw.Float64) * nw.col(_PREDICTED_B).cast(nw.Float64))
-            ).alias(_CELL_SHARE)
-        ),
-        keys,
-        nw.col(_CELL_SHARE).sum(),
+        margins.with_columns(share.alias(_CELL_SHARE)), keys, nw.col(_CELL_SHARE).sum()
     )
 
 
@@ -409,13 +380,16 @@ def _compute(
     )  # fmt: skip
     needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in metrics))
     values = _values(empty_union)
-    keys = [*runs.estimates, RUN_A, RUN_B]
-    per_pair = _pair_counts(runs, needs).select(*keys, *(values[m].alias(m) for m in metrics))
+
+    def pair_values_of(runs: Runs) -> nw.LazyFrame[Any]:
+        keys = [*runs.estimates, RUN_A, RUN_B]
+        return _pair_counts(runs, needs).select(*keys, *(values[m].alias(m) for m in metrics))
+
     if pairwise:
-        result = pair_values(runs, per_pair, metrics)
+        result = pair_values(runs, pair_values_of(runs), metrics)
         sort_by = [*runs.by, "run_a", "run_b"]
     else:
-        result = summaries(runs, per_pair, metrics, long=name == "summary")
+        result = summaries(runs, pair_values_of, metrics, long=name == "summary")
         sort_by = [*runs.by, "metric"] if name == "summary" else runs.by
     return runs.finish(result, sort_by)
 
