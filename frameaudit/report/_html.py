@@ -42,17 +42,25 @@ def page(report: Report) -> str:
 
 def body(report: Report) -> str:
     """The report's content (tables, guidance and charts), styled, without a page around it."""
+    layout = _views.family(report).LAYOUT
     parts = [
         f"<style>{_STYLE}</style><div class='fa-report'>",
         f"<h1>{html.escape(report.title)}</h1>",
         *(f"<p class='fa-note'>{html.escape(note)}</p>" for note in report.notes),
-        "<h2>Combined over the groups</h2>",
-        _table(_views.combos(report)),
-        "<ul class='fa-legend'>",
-        *(f"<li>{html.escape(line)}</li>" for line in _views.legend(report)),
-        "</ul>",
-        "<h2>Single-number metrics</h2>",
-        _table(_views.single(report)),
+    ]
+    combos = _views.combos(report)
+    if not combos.is_empty():
+        parts += [
+            "<h2>Combined over the groups</h2>",
+            _table(combos),
+            "<ul class='fa-legend'>",
+            *(f"<li>{html.escape(line)}</li>" for line in _views.legend(report)),
+            "</ul>",
+        ]
+    single = _views.single(report)
+    if not single.is_empty():
+        parts += ["<h2>Single-number metrics</h2>", _table(single)]
+    parts += [
         "<h2>Charts</h2>",
         "<div class='fa-charts'>",
         *(
@@ -61,16 +69,16 @@ def body(report: Report) -> str:
         ),
         "</div>",
         "<h2>Furthest from parity</h2>",
-        "<p class='fa-note'>Per group metric, the group furthest from the groups' mean "
-        "(parity: every group equal); for NDKL, the rankings furthest from 0.</p>",
+        f"<p class='fa-note'>{html.escape(layout.worst)}.</p>",
         _table(report.worst),
     ]
     intervals = _views.intervals(report)
     if not intervals.is_empty():
         level = report.parameters.get("ci")
-        parts += [f"<h2>{level:.0%} bootstrap intervals over the rankings</h2>", _table(intervals)]
+        heading = f"{level:.0%} bootstrap intervals over the {layout.unit}"
+        parts += [f"<h2>{html.escape(heading)}</h2>", _table(intervals)]
     parts += [
-        "<h2>Per group</h2>",
+        f"<h2>{html.escape(layout.per_group)}</h2>",
         _table(_views.per_group(report)),
         "</div>",
     ]

@@ -9,9 +9,17 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
+from frameaudit.report import _charts
 from frameaudit.report._report import Report
+from frameaudit.report._views import Layout
 
-__all__ = ["DIRECTIONS", "GROUP_METRICS", "ranking"]
+__all__ = ["DIRECTIONS", "GROUP_METRICS", "LAYOUT", "charts", "ranking"]
+
+LAYOUT = Layout(
+    per_group="Per group (n: the group size)",
+    worst="Furthest from parity (reference: the groups' mean; for NDKL, 0)",
+    unit="rankings",
+)
 
 # what fair looks like under each combo, and the combo's range (V_g ≥ 0)
 DIRECTIONS: dict[str, tuple[str, str]] = {
@@ -317,3 +325,76 @@ def _positions(
         .sort("bucket", "group")
         .select("bucket", "positions", "group", "rows", "share", "overall")
     )
+
+
+def charts(report: Report) -> dict[str, Any]:
+    """The share of each group by position, and the worst rankings by NDKL."""
+    alt = _charts.altair()
+    charts: dict[str, Any] = {}
+    positions = report.tables["positions"]
+    order = positions.sort("bucket")["positions"].unique(maintain_order=True).to_list()
+    groups = positions["group"].unique().sort().to_list()
+    colour = alt.Color(
+        "group:N",
+        title=" × ".join(report.keys),
+        scale=alt.Scale(domain=groups, range=list(_charts.PALETTE[: len(groups)])),
+    )
+    x = alt.X("positions:O", title="positions (bucket)", sort=order, axis=alt.Axis(labelAngle=0))
+    lines = (
+        alt.Chart(positions)
+        .mark_line(point=True, strokeWidth=2)
+        .encode(
+            x=x,
+            y=alt.Y(
+                "share:Q", title="share of the rows at these positions", axis=alt.Axis(format="%")
+            ),
+            color=colour,
+            tooltip=["positions", "group", "rows", alt.Tooltip("share:Q", format=".1%")],
+        )
+    )
+    overall = (
+        alt.Chart(positions.unique(["group"], maintain_order=True).select("group", "overall"))
+        .mark_rule(strokeDash=[5, 3], strokeWidth=1.5)
+        .encode(y="overall:Q", color=colour)
+    )
+    charts["positions"] = _charts.config(
+        alt.layer(overall, lines).properties(
+            width=_charts.WIDTH + 160,
+            height=260,
+            title=alt.Title(
+                "Share of each group at each position",
+                subtitle="Fair: each line flat on its dashed line (the group's share of all rows).",
+            ),
+        )
+    )
+    by_ranking = report.tables.get("ndkl_by_ranking")
+    if by_ranking is not None:
+        rankings = report.parameters["ranking"]
+        label = pl.concat_str([pl.col(c).cast(pl.String) for c in rankings], separator="/")
+        worst = by_ranking.head(10).select(label.alias("ranking"), "ndkl")
+        mean = report.summary.filter(pl.col("metric") == "ndkl")["value"].item()
+        bars = (
+            alt.Chart(worst)
+            .mark_bar(color=_charts.PALETTE[3])
+            .encode(
+                x=alt.X("ndkl:Q", title="NDKL (0 = the top prefixes mirror the groups)"),
+                y=alt.Y("ranking:N", title=" / ".join(rankings), sort=None),
+                tooltip=["ranking", "ndkl"],
+            )
+        )
+        average = (
+            alt.Chart(pl.DataFrame({"mean": [mean]}))
+            .mark_rule(color="#000000", strokeDash=[5, 3])
+            .encode(x="mean:Q")
+        )
+        charts["ndkl"] = _charts.config(
+            alt.layer(bars, average).properties(
+                width=_charts.WIDTH,
+                height=max(60, 24 * worst.height),
+                title=alt.Title(
+                    f"The {worst.height} rankings with the highest NDKL",
+                    subtitle="Fair: bars near 0. Dashed: the mean over all rankings.",
+                ),
+            )
+        )
+    return charts

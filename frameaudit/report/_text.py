@@ -19,37 +19,38 @@ _WIDTH = 96
 
 def render(report: Report) -> str:
     """The report's tables and guidance, with no shape or dtype rows."""
+    layout = _views.family(report).LAYOUT
     keys = list(report.keys)
-    values = [c for c in report.per_group.columns if c not in {*keys, "n", "rankings"}]
+    values = [c for c in report.per_group.columns if c not in {*keys, "n", layout.unit}]
     shown = [c for c in values if not c.endswith(("_lo", "_hi"))]
     sections = [
         report.title,
         "=" * len(report.title),
         *(textwrap.fill(note, _WIDTH) for note in report.notes),
         "",
-        "Per group (n: the group size):",
+        f"{layout.per_group}:",
         _show(report.per_group.select(*keys, "n", *shown)),
-        "",
-        "Combined over the groups, one column per combo:",
-        _show(_views.combos(report)),
-        *("  " + line for line in _views.legend(report)),
-        "",
-        "Single-number metrics:",
-        _show(_views.single(report)),
     ]
+    combos = _views.combos(report)
+    if not combos.is_empty():
+        sections += [
+            "",
+            "Combined over the groups, one column per combo:",
+            _show(combos),
+            *("  " + line for line in _views.legend(report)),
+        ]
+    single = _views.single(report)
+    if not single.is_empty():
+        sections += ["", "Single-number metrics:", _show(single)]
     intervals = _views.intervals(report)
     if not intervals.is_empty():
         level = report.parameters.get("ci")
         sections += [
             "",
-            f"{level:.0%} bootstrap intervals over the rankings (per group: .per_group):",
+            f"{level:.0%} bootstrap intervals over the {layout.unit} (per group: .per_group):",
             _show(intervals),
         ]
-    sections += [
-        "",
-        "Furthest from parity (reference: the groups' mean; for NDKL, 0), worst first:",
-        _show(report.worst),
-    ]
+    sections += ["", f"{layout.worst}, worst first:", _show(report.worst)]
     return "\n".join(sections)
 
 

@@ -2,14 +2,41 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 if TYPE_CHECKING:
     from frameaudit.report._report import Report
 
-__all__ = ["combos", "intervals", "legend", "per_group", "single"]
+__all__ = ["Layout", "combos", "family", "intervals", "legend", "per_group", "single"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a family's report names its parts in text and HTML.
+
+    Attributes
+    ----------
+    per_group
+        The heading of the per-group table ("Per group (n: the group size)").
+    worst
+        What the ``worst`` table lists and the parity it is measured from.
+    unit
+        The resampling unit of the intervals, plural ("rankings"); the summary's column that
+        counts them with ``ci``.
+    """
+
+    per_group: str
+    worst: str
+    unit: str
+
+
+def family(report: Report) -> Any:
+    """The module of the report's family: its ``LAYOUT`` and its ``charts(report)``."""
+    return importlib.import_module(f"frameaudit.report._{report.family}")
 
 
 def combos(report: Report) -> pl.DataFrame:
@@ -31,16 +58,19 @@ def legend(report: Report) -> list[str]:
 
 
 def single(report: Report) -> pl.DataFrame:
-    """The single-number metrics with their direction."""
-    return report.summary.filter(pl.col("combo").is_null()).select("metric", "value", "direction")
+    """The single-number metrics with their direction and range."""
+    return report.summary.filter(pl.col("combo").is_null()).select(
+        "metric", "value", "direction", "range"
+    )
 
 
 def intervals(report: Report) -> pl.DataFrame:
     """The rows that carry a bootstrap interval (empty without ``ci``)."""
-    if "rankings" not in report.summary.columns:
+    unit = family(report).LAYOUT.unit
+    if unit not in report.summary.columns:
         return report.summary.clear().select("metric", "combo", "value", "lo", "hi")
-    return report.summary.filter(pl.col("rankings").is_not_null()).select(
-        "metric", "combo", "value", "lo", "hi", "rankings", "undefined_replicates"
+    return report.summary.filter(pl.col(unit).is_not_null()).select(
+        "metric", "combo", "value", "lo", "hi", unit, "undefined_replicates"
     )
 
 
@@ -58,7 +88,8 @@ def per_group(report: Report) -> pl.DataFrame:
         ).alias(metric)
         for metric in metrics
     ]
-    return frame.select(*keys, "n", *shown, "rankings")
+    units = [c for c in (family(report).LAYOUT.unit,) if c in frame.columns]
+    return frame.select(*keys, "n", *shown, *units)
 
 
 def _sig(column: pl.Expr) -> pl.Expr:
