@@ -9,7 +9,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
-from frameaudit.report import _charts
+from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 
@@ -134,36 +134,38 @@ def ranking(
             continue  # a column the metric needs was not given
         extra = {option: given[source] for option, source in needs.items()}
         metric = getattr(fair, name)
-        values = _eager(metric(frame, **roles, **extra, combo=None, **boot))
+        values = _tables.eager(metric(frame, **roles, **extra, combo=None, **boot))
         shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
         if per_group is None:
             per_group = values.drop("undefined_replicates", strict=False)
         else:
             per_group = per_group.join(values.drop(shared), on=keys, how="left", nulls_equal=True)
-        overall = _eager(metric(frame, **roles, **extra, **boot)) if ci is not None else None
+        overall = _tables.eager(metric(frame, **roles, **extra, **boot)) if ci is not None else None
         for combo in fair.COMBOS:
-            value = _eager(fair.combine(values, metric=name, combo=combo)).item()
+            value = _tables.eager(fair.combine(values, metric=name, combo=combo)).item()
             shown = overall if combo == "MinMaxRatio" else None
             summary.append(_row(name, combo, value, shown, ci))
         worst.append(_worst_group(values, keys, name))
     assert per_group is not None  # EXP is always there
     positions: dict[str, Any] = {"rank": rank, "ranking": ranking, "item": item}
-    ndkl = _eager(fair.ndkl(frame, **positions, group=group, groups=groups, **boot))
+    ndkl = _tables.eager(fair.ndkl(frame, **positions, group=group, groups=groups, **boot))
     summary.append(_row("ndkl", None, ndkl["ndkl"].item(), ndkl if ci else None, ci))
     tables: dict[str, pl.DataFrame] = {}
     if rankings is not None:
-        by_ranking = _eager(fair.ndkl(frame, **positions, group=group, groups=groups, by=ranking))
+        by_ranking = _tables.eager(
+            fair.ndkl(frame, **positions, group=group, groups=groups, by=ranking)
+        )
         by_ranking = by_ranking.sort("ndkl", *rankings, descending=[True] + [False] * len(rankings))
         tables["ndkl_by_ranking"] = by_ranking
-        label = _label(rankings)
+        label = _tables.label(rankings)
         worst.extend(
-            _worst_row("ndkl", "ranking", name, value, 0.0)
+            _tables.worst_row("ndkl", "ranking", name, value, 0.0)
             for name, value in by_ranking.head(_SHOWN_RANKINGS).select(label, "ndkl").iter_rows()
         )
     else:
-        worst.append(_worst_row("ndkl", "ranking", "(all rows)", ndkl["ndkl"].item(), 0.0))
+        worst.append(_tables.worst_row("ndkl", "ranking", "(all rows)", ndkl["ndkl"].item(), 0.0))
     if relevance:
-        iaa = _eager(fair.iaa(frame, **positions, relevance=relevance, **boot))
+        iaa = _tables.eager(fair.iaa(frame, **positions, relevance=relevance, **boot))
         summary.append(_row("iaa", None, iaa["iaa"].item(), iaa if ci else None, ci))
     tables["positions"] = _positions(frame, rank, keys, item, groups)
     group_names = " × ".join(keys)
@@ -172,8 +174,8 @@ def ranking(
         title=f"Fair-ranking report by {group_names}",
         keys=tuple(keys),
         per_group=per_group.sort(keys),
-        summary=pl.DataFrame(summary, schema=_summary_schema(ci), orient="row"),
-        worst=pl.DataFrame(worst, schema=_WORST, orient="row"),
+        summary=_tables.summary(summary, unit=LAYOUT.unit, ci=ci),
+        worst=_tables.worst(worst),
         tables=tables,
         parameters={
             "rank": rank,
@@ -199,70 +201,22 @@ def ranking(
     )
 
 
-def _eager(result: Any) -> pl.DataFrame:
-    """A metric's result (of the input's kind) as an eager Polars frame."""
-    native = nw.from_native(result)
-    eager = native.collect(backend="polars") if isinstance(native, nw.LazyFrame) else native
-    frame: pl.DataFrame = eager.to_polars()
-    return frame
-
-
-def _summary_schema(ci: float | None) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "metric": pl.String,
-        "combo": pl.String,
-        "value": pl.Float64,
-        "lo": pl.Float64,
-        "hi": pl.Float64,
-    }
-    if ci is not None:
-        schema |= {"rankings": pl.Int64, "undefined_replicates": pl.Int64}
-    return schema | {"direction": pl.String, "range": pl.String}
-
-
 def _row(
-    metric: str, combo: str | None, value: Any, interval: pl.DataFrame | None, ci: float | None
+    metric: str, combo: str | None, value: Any, result: pl.DataFrame | None, ci: float | None
 ) -> dict[str, Any]:
-    """A summary row; ``interval``: the metric's own result with ``ci=`` (or None)."""
-    direction, scale = DIRECTIONS[combo or metric]
-    row: dict[str, Any] = {"metric": metric, "combo": combo, "value": value, "lo": None, "hi": None}
-    if ci is not None:
-        row |= {"rankings": None, "undefined_replicates": None}
-    if interval is not None:
-        row |= {
-            "lo": interval[f"{metric}_lo"].item(),
-            "hi": interval[f"{metric}_hi"].item(),
-            "rankings": interval["rankings"].item(),
-            "undefined_replicates": interval["undefined_replicates"].item(),
+    """A summary row; ``result``: the metric's own result with ``ci=`` (or None)."""
+    interval = None
+    if result is not None:
+        interval = {
+            "lo": result[f"{metric}_lo"].item(),
+            "hi": result[f"{metric}_hi"].item(),
+            "rankings": result["rankings"].item(),
+            "undefined_replicates": result["undefined_replicates"].item(),
         }
-    return row | {"direction": direction, "range": scale}
-
-
-_WORST = {
-    "metric": pl.String,
-    "kind": pl.String,
-    "name": pl.String,
-    "value": pl.Float64,
-    "reference": pl.Float64,
-    "gap": pl.Float64,
-}
-
-
-def _worst_row(metric: str, kind: str, name: Any, value: Any, reference: Any) -> dict[str, Any]:
-    gap = None if value is None or reference is None else value - reference
-    return {
-        "metric": metric,
-        "kind": kind,
-        "name": str(name),
-        "value": value,
-        "reference": reference,
-        "gap": gap,
-    }
-
-
-def _label(names: Sequence[str]) -> pl.Expr:
-    """One string naming a row's group (or ranking): its key values joined by '/'."""
-    return pl.concat_str([pl.col(c).cast(pl.String) for c in names], separator="/")
+    direction = DIRECTIONS[combo or metric]
+    return _tables.summary_row(
+        metric, combo, value, direction, unit=LAYOUT.unit, ci=ci, interval=interval
+    )
 
 
 def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str, Any]:
@@ -273,14 +227,14 @@ def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str
     """
     defined = values.filter(pl.col(metric).is_not_null() & pl.col(metric).is_finite())
     if defined.is_empty():
-        return _worst_row(metric, "group", "(no defined value)", None, None)
+        return _tables.worst_row(metric, "group", "(no defined value)", None, None)
     mean = defined[metric].mean()
     assert isinstance(mean, float)
     far = defined.with_columns(
-        (pl.col(metric) - mean).abs().alias("__gap"), _label(keys).alias("__name")
+        (pl.col(metric) - mean).abs().alias("__gap"), _tables.label(keys).alias("__name")
     ).sort("__gap", metric, "__name", descending=[True, False, False])
     row = far.row(0, named=True)
-    return _worst_row(metric, "group", row["__name"], row[metric], mean)
+    return _tables.worst_row(metric, "group", row["__name"], row[metric], mean)
 
 
 def _positions(
@@ -295,7 +249,7 @@ def _positions(
     lazy = native.lazy(backend="polars") if isinstance(native, nw.DataFrame) else native
     bucket = sum(((nw.col(rank) > edge).cast(nw.Int64) for edge in _EDGES), nw.lit(0))
     by = keys if groups is None else [item]
-    counts = _eager(
+    counts = _tables.eager(
         lazy.with_columns(bucket.alias("bucket"))
         .group_by("bucket", *by)
         .agg(nw.len().alias("rows"))
@@ -305,14 +259,14 @@ def _positions(
         mapping = (
             pl.DataFrame({item: list(groups), keys[0]: list(groups.values())})
             if isinstance(groups, Mapping)
-            else _eager(groups).select(item, *keys)
+            else _tables.eager(groups).select(item, *keys)
         )
         counts = (
             counts.join(mapping, on=item, how="left")
             .group_by("bucket", *keys)
             .agg(pl.col("rows").sum())
         )
-    counts = counts.select("bucket", _label(keys).alias("group"), "rows")
+    counts = counts.select("bucket", _tables.label(keys).alias("group"), "rows")
     grid = counts.select("bucket").unique().join(counts.select("group").unique(), how="cross")
     return (
         grid.join(counts, on=["bucket", "group"], how="left")
