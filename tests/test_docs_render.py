@@ -155,3 +155,32 @@ def test_pages_load_nothing_from_the_network(site: Path, page: str) -> None:
     fonts = re.findall(r"url\((fonts/[^)]+\.woff2)\)", css)
     assert len(fonts) == 20
     assert all((site / "javascripts" / "katex" / font).is_file() for font in fonts)
+
+
+def test_the_home_page_shows_the_demo_report_drawn_by_the_code(site: Path, tmp_path: Path) -> None:
+    import polars as pl
+
+    import frameaudit as fa
+
+    parsed, console = _browse(site / "index.html", tmp_path / "profile")
+    assert console == []
+    assert re.search(r'<img[^>]+src="assets/demo-exp\.svg"', parsed.dom)
+    chart = (site / "assets" / "demo-exp.svg").read_text()
+    assert chart.startswith("<svg")
+    # the chart's points are the demo's per-group EXP, as the metric function gives it
+    exp = fa.fair.exp(
+        fa.datasets.ranking_example(),
+        group=["gender", "age"],
+        ranking="query",
+        item="item",
+        combo=None,
+    )
+    points = dict(re.findall(r"group: ([a-z]+/[a-z]+); value: ([-\d.e]+); n: \d+", chart))
+    expected = exp.select(pl.format("{}/{}", "gender", "age"), "exp").rows()
+    assert len(points) == len(expected) == 4
+    for group, value in expected:
+        assert float(points[group]) == pytest.approx(value, rel=1e-9)
+    report, console = _browse(site / "demo-report.html", tmp_path / "report-profile")
+    assert console == []
+    assert "Fair-ranking report by gender × age" in "".join(report.text)
+    assert report.resources == []
