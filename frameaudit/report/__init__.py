@@ -8,7 +8,8 @@ need the ``report`` extra (``altair``, ``vl-convert-python``); the tables do not
 
 from __future__ import annotations
 
+from frameaudit.report._explain import explain
 from frameaudit.report._ranking import DIRECTIONS, GROUP_METRICS, ranking
 from frameaudit.report._report import Report
 
-__all__ = ["DIRECTIONS", "GROUP_METRICS", "Report", "ranking"]
+__all__ = ["DIRECTIONS", "GROUP_METRICS", "Report", "explain", "ranking"]

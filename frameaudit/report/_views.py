@@ -89,7 +89,13 @@ def per_group(report: Report) -> pl.DataFrame:
         for metric in metrics
     ]
     units = [c for c in (family(report).LAYOUT.unit,) if c in frame.columns]
-    return frame.select(*keys, "n", *shown, *units)
+    # columns without an interval (e.g. counts) are kept, after the values with one
+    rest = [
+        c
+        for c in frame.columns
+        if c not in {*keys, "n", *metrics, *units} and not c.endswith(("_lo", "_hi"))
+    ]
+    return frame.select(*keys, "n", *shown, *rest, *units)
 
 
 def _sig(column: pl.Expr) -> pl.Expr:

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+import report_checks
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
@@ -227,20 +228,7 @@ def test_check_refuses_unknown_requirements(
 
 
 def test_json_round_trips(with_ci: Report) -> None:
-    text = with_ci.to_json()
-    data = json.loads(text)
-    assert data == with_ci.to_dict()
-    back = Report.from_json(text)
-    for name in ("per_group", "summary", "worst"):
-        assert_frame_equal(getattr(back, name), getattr(with_ci, name))
-    assert back.tables.keys() == with_ci.tables.keys()
-    assert back.parameters == with_ci.parameters
-    assert (back.family, back.title, back.keys, back.notes) == (
-        with_ci.family,
-        with_ci.title,
-        with_ci.keys,
-        with_ci.notes,
-    )
+    report_checks.round_trips(with_ci)
 
 
 def test_json_writes_infinity_as_a_string() -> None:
@@ -281,17 +269,8 @@ def test_charts_are_altair_charts(with_ci: Report) -> None:
 
 
 def test_html_is_one_self_contained_file(with_ci: Report, tmp_path: Path) -> None:
-    path = tmp_path / "report.html"
-    text = with_ci.to_html(path)
-    assert path.read_text() == text
+    text = report_checks.self_contained(with_ci, tmp_path)
     assert text.count("<svg") == 10
-    assert "<script" not in text
-    # the only URLs are XML namespaces, never a resource to fetch
-    for url in re.findall(r"(?:https?:)?//[^\s\"'<>)]+", text):
-        assert url in ("http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"), url
-    assert not re.search(r"<(?:link|img|iframe)\b|@import|url\(", text)
-    body = with_ci._repr_html_()
-    assert body in text
 
 
 def test_importing_frameaudit_does_not_import_the_charts() -> None:
@@ -304,21 +283,10 @@ def test_importing_frameaudit_does_not_import_the_charts() -> None:
 
 
 def test_a_browser_draws_the_html_report(with_ci: Report, tmp_path: Path) -> None:
-    # the docs' render test drives headless Chromium; the same driver opens the report
-    from test_docs_render import CHROMIUM, _browse
-
-    if CHROMIUM is None:
-        pytest.skip("Chromium is not installed (.ci/run installs Debian's 'chromium' as root)")
-    path = tmp_path / "report.html"
-    with_ci.to_html(path)
-    page, console = _browse(path, tmp_path / "profile")
-    assert console == []
+    page, charts, symbols = report_checks.browse(with_ci, tmp_path)
     dom = "".join(page.text)
     assert "Fair-ranking report by gender × age" in dom
     assert "Combined over the groups" in dom
-    assert page.resources == []  # no script or stylesheet to load
-    charts = re.findall(r"<figure data-chart=\"([a-z]+)\">\s*<svg", page.dom)
     assert charts == [*OPTIONS, "positions", "ndkl"]
     # every chart drew its marks: points, whiskers and the parity rule; lines; bars
-    symbols = len(re.findall(r'role="graphics-symbol"', page.dom))
     assert symbols >= 8 * (4 + 4 + 1) + 28 + 10
