@@ -29,7 +29,7 @@ def render(report: Report) -> str:
         *(textwrap.fill(note, _WIDTH) for note in report.notes),
         "",
         f"{layout.per_group}:",
-        _show(report.per_group.select(*keys, "n", *shown)),
+        _show(report.per_group.select(*keys, "n", *shown), keep=len(keys) + 1),
     ]
     combos = _views.combos(report)
     if not combos.is_empty():
@@ -54,27 +54,39 @@ def render(report: Report) -> str:
     return "\n".join(sections)
 
 
-def _show(frame: pl.DataFrame) -> str:
+def _show(frame: pl.DataFrame, keep: int = 1) -> str:
     """A table without shape or dtype rows; the caller's Polars display options are restored.
 
-    Numbers are shown with four significant digits (right-aligned, two spaces apart), so the
-    widest table, the seven combos, fits in 100 columns.
+    Numbers are shown with four significant digits (right-aligned, two spaces apart). A table
+    wider than the terminal is split into several, each repeating the first ``keep`` columns,
+    instead of wrapping its column names.
     """
     shown = frame.select(
         pl.col(c).map_elements(format_value, return_dtype=pl.String).fill_null("—")
         for c in frame.columns
     )
+    keys, values = shown.columns[:keep], shown.columns[keep:]
+    parts: list[list[str]] = [[]]
+    for column in values:
+        wider = _render(shown.select(*keys, *parts[-1], column))
+        if parts[-1] and max(map(len, wider.splitlines())) > _WIDTH:
+            parts.append([])
+        parts[-1].append(column)
+    return "\n\n".join(_render(shown.select(*keys, *part)) for part in parts)
+
+
+def _render(frame: pl.DataFrame) -> str:
     with pl.Config(
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
         tbl_formatting="NOTHING",
         tbl_cell_alignment="RIGHT",
-        tbl_width_chars=_WIDTH,
+        tbl_width_chars=10_000,
         tbl_rows=-1,
         tbl_cols=-1,
         fmt_str_lengths=60,
     ):
-        return "\n".join(line.rstrip() for line in str(shown).splitlines())
+        return "\n".join(line.rstrip() for line in str(frame).splitlines())
 
 
 def format_value(value: object) -> str:
