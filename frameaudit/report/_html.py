@@ -72,6 +72,8 @@ def body(report: Report) -> str:
         f"<p class='fa-note'>{html.escape(layout.worst)}.</p>",
         _table(report.worst),
     ]
+    for name, heading in layout.shown.items():
+        parts += [f"<h2>{html.escape(heading)}</h2>", _table(report.tables[name])]
     intervals = _views.intervals(report)
     if not intervals.is_empty():
         level = report.parameters.get("ci")

@@ -51,6 +51,8 @@ def render(report: Report) -> str:
             _show(intervals),
         ]
     sections += ["", f"{layout.worst}, worst first:", _show(report.worst)]
+    for name, heading in layout.shown.items():
+        sections += ["", f"{heading}:", _show(report.tables[name])]
     return "\n".join(sections)
 
 

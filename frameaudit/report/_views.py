@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -27,11 +28,15 @@ class Layout:
     unit
         The resampling unit of the intervals, plural ("rankings"); the summary's column that
         counts them with ``ci``.
+    shown
+        The family's further tables that text and HTML show after ``worst``, by name, with
+        their headings (the others are in ``tables`` and behind the charts).
     """
 
     per_group: str
     worst: str
     unit: str
+    shown: Mapping[str, str] = field(default_factory=dict)
 
 
 def family(report: Report) -> Any:
