@@ -11,5 +11,6 @@ from __future__ import annotations
 from frameaudit.report._explain import explain
 from frameaudit.report._ranking import DIRECTIONS, GROUP_METRICS, ranking
 from frameaudit.report._report import Report
+from frameaudit.report._repro import repro
 
-__all__ = ["DIRECTIONS", "GROUP_METRICS", "Report", "explain", "ranking"]
+__all__ = ["DIRECTIONS", "GROUP_METRICS", "Report", "explain", "ranking", "repro"]
