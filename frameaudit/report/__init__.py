@@ -8,9 +8,10 @@ need the ``report`` extra (``altair``, ``vl-convert-python``); the tables do not
 
 from __future__ import annotations
 
+from frameaudit.report._clustering import clustering
 from frameaudit.report._explain import explain
 from frameaudit.report._ranking import DIRECTIONS, GROUP_METRICS, ranking
 from frameaudit.report._report import Report
 from frameaudit.report._repro import repro
 
-__all__ = ["DIRECTIONS", "GROUP_METRICS", "Report", "explain", "ranking", "repro"]
+__all__ = ["DIRECTIONS", "GROUP_METRICS", "Report", "clustering", "explain", "ranking", "repro"]
