@@ -68,7 +68,7 @@ def body(report: Report) -> str:
             for name, chart in report.charts().items()
         ),
         "</div>",
-        "<h2>Furthest from parity</h2>",
+        "<h2>Worst first</h2>",
         f"<p class='fa-note'>{html.escape(layout.worst)}.</p>",
         _table(report.worst),
     ]
