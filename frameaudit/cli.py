@@ -10,7 +10,9 @@ a Parquet, CSV, Arrow IPC or NDJSON file, with the file's column names given as 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -18,8 +20,9 @@ from typing import Any
 
 import polars as pl
 
-from frameaudit import datasets, explain, fair, repro
+from frameaudit import datasets, explain, report
 from frameaudit.exceptions import ColumnNotFoundError, FrameAuditError, InvalidParameterError
+from frameaudit.report import Report
 
 __all__ = ["main"]
 
@@ -41,234 +44,62 @@ _PLAIN_ROLES = {
 }
 
 
-def _ranking_sections(
-    log: pl.DataFrame,
-    roles: dict[str, Any],
-    *,
-    relevance: str | None,
-    ctr: str | None,
-    relevant: str | None,
-    p: float,
-    decay: float,
-    ci: float | None = None,
-) -> list[str]:
-    """Per-group values, every combo and the single-number metrics of one ranking log.
-
-    A metric that needs a column not given (relevance, click-through rate, binary relevance)
-    is left out. With ``ci``, a last section gives each metric's bootstrap interval over the
-    rankings (MinMaxRatio for the group metrics).
-    """
-    groups = roles["group"]
-    # the group metrics in report order, with their options (None: a column is missing)
-    options: dict[str, dict[str, Any] | None] = {
-        "exp": {},
-        "expu": {"relevance": relevance} if relevance else None,
-        "expru": {"relevance": relevance, "ctr": ctr} if relevance and ctr else None,
-        "awrf": {"p": p},
-        "erbe": {"decay": decay},
-        "erbp": {"decay": decay},
-        "erbr": {"relevance": relevant, "decay": decay} if relevant else None,
-        "arp": {},
-    }
-    per_group: pl.DataFrame | None = None
-    combined = []
-    for name, extra in options.items():
-        if extra is None:
-            continue
-        metric = getattr(fair, name)
-        values = metric(log, **roles, **extra, combo=None)
-        # every group metric reports the same group sizes n: shown once
-        per_group = values if per_group is None else per_group.join(values.drop("n"), on=groups)
-        # the metric runs once; every combo combines its per-group values
-        row = pl.concat(
-            [fair.combine(values, metric=name, combo=c).rename({name: c}) for c in fair.COMBOS],
-            how="horizontal",
-        )
-        combined.append(row.select(pl.lit(name).alias("metric"), pl.all()))
-    assert per_group is not None
-    positions = {"rank": roles["rank"], "ranking": roles["ranking"]}
-    single = [
-        fair.ndkl(log, **positions, group=groups).select(
-            pl.lit("ndkl (mean over rankings)").alias("metric"), pl.col("ndkl").alias("value")
-        )
-    ]
-    if relevance:
-        iaa = fair.iaa(log, **positions, item=roles["item"], relevance=relevance)
-        single.append(
-            iaa.select(
-                pl.lit("iaa (amortized over rankings)").alias("metric"),
-                pl.col("iaa").alias("value"),
-            )
-        )
-    sections = [
-        "Per-group values (pooled over the rankings):",
-        str(per_group.sort(groups)),
-        "Combined over groups, one column per combo (MinMaxRatio 1 = parity):",
-        str(pl.concat(combined)),
-        "Single-number metrics (0 = fair):",
-        str(pl.concat(single)),
-    ]
-    if roles["ranking"] is not None:
-        by_ranking = fair.ndkl(log, **positions, group=groups, by=roles["ranking"])
-        sections += ["NDKL per ranking, first five:", str(by_ranking.head(5))]
-    if ci is not None:
-        intervals = [
-            _interval_row(getattr(fair, name)(log, **roles, **extra, ci=ci), name)
-            for name, extra in options.items()
-            if extra is not None
-        ]
-        intervals.append(_interval_row(fair.ndkl(log, **positions, group=groups, ci=ci), "ndkl"))
-        sections += [
-            f"{ci:.0%} bootstrap intervals over the rankings (group metrics: MinMaxRatio); "
-            "rankings: how many went into each value:",
-            str(pl.concat(intervals)),
-        ]
-    return sections
-
-
-def _interval_row(result: pl.DataFrame, metric: str) -> pl.DataFrame:
-    """A metric's value and interval as a row of the report's interval table."""
-    return result.select(
-        pl.lit(metric).alias("metric"),
-        pl.col(metric).alias("value"),
-        pl.col(f"{metric}_lo").alias("lo"),
-        pl.col(f"{metric}_hi").alias("hi"),
-        "rankings",
-        "undefined_replicates",
-    )
-
-
-def _clustering_sections(
-    points: pl.DataFrame, roles: dict[str, Any], features: list[str] | None
-) -> list[str]:
-    """Per-cluster balance and every clustering metric (the distance ones need ``features``)."""
-    metrics = [
-        fair.cluster_balance(points, **roles),
-        fair.min_cluster_ratio(points, **roles),
-        fair.cluster_distribution_tv(points, **roles),
-        fair.cluster_distribution_kl(points, **roles),
-    ]
-    if features:
-        metrics += [
-            fair.social_fairness_ratio(points, **roles, features=features),
-            fair.silhouette_difference(points, **roles, features=features),
-        ]
-    table = pl.concat(metrics, how="horizontal")
-    return [
-        "Balance of each cluster: the smaller of rho_a and rho_b, a group's share of the "
-        "cluster over its share of all points (1 = the cluster mirrors the data):",
-        str(fair.cluster_balance(points, **roles, per_cluster=True)),
-        "Every clustering metric. Most fair: 1 for cluster_balance and social_fairness_ratio "
-        "(mean distance to the nearest centroid, a over b), 1 for min_cluster_ratio when the "
-        "groups are of equal size, 0 for the TV and KL distances between the groups' cluster "
-        "distributions and for silhouette_difference (b's mean silhouette minus a's):",
-        str(table.transpose(include_header=True, header_name="metric", column_names=["value"])),
-    ]
-
-
-def _repro_sections(runs: pl.DataFrame, roles: dict[str, Any]) -> list[str]:
-    """Every pairwise measure over the pairs of runs, and leave-one-out consistency."""
-    return [
-        "Every pairwise measure over the pairs of runs:",
-        str(repro.summary(runs, **roles)),
-        "Leave one out (each run's errors against the other runs'):",
-        str(repro.leave_one_out(runs, **roles)),
-    ]
-
-
-def _correspondence_sections(cases: pl.DataFrame, roles: dict[str, Any]) -> list[str]:
-    """Correspondence per predicted class, and the least supported predictions."""
-    per_query = explain.correspondence(cases, **roles)
-    query = roles["query"]
-    return [
-        "Correspondence of the predictions with their cases' labels, per predicted class:",
-        str(explain.correspondence(cases, **roles, by=roles["predicted"])),
-        "The five least supported predictions:",
-        str(per_query.sort("correspondence", query, nulls_last=True).head(5)),
-    ]
-
-
-def _cohesion_sections(importances: pl.DataFrame, roles: dict[str, Any]) -> list[str]:
-    """Position parity and both rank alignments of every group against the overall ranking."""
-    group = roles["group"]
-    options = {**roles, "per_group": True}
-    cohesion = (
-        explain.position_parity(importances, **options)
-        .join(explain.rank_alignment(importances, **options), on=group)
-        .join(
-            explain.rank_alignment(importances, **options, method="alpha_jaccard").rename(
-                {"rank_alignment": "alpha_jaccard"}
-            ),
-            on=group,
-        )
-    )
-    return [
-        "Explanation cohesion: each group's feature importances against the overall ranking "
-        "(1 = same order):",
-        str(cohesion.sort(group)),
-    ]
-
-
 # --- the demo: the built-in examples --------------------------------------------------------------
 
 
-def _ranking_demo(seed: int) -> list[str]:
-    roles = {"rank": "rank", "group": ["gender", "age"], "ranking": "query", "item": "item"}
-    return [
+def _ranking_demo(seed: int) -> tuple[str, Report]:
+    intro = (
         "frameaudit demo: a search log of 20 queries x 30 results, intersectional groups "
-        "(gender x age), generated with phi = 0.6: young women, the smallest group, are "
-        "pushed towards the top.",
-        *_ranking_sections(
-            datasets.ranking_example(seed=seed),
-            roles,
-            relevance="relevance",
-            ctr="ctr",
-            relevant="relevant",
-            p=0.5,
-            decay=0.5,
-            ci=0.95,
-        ),
-    ]
+        "(gender x age), generated with phi = 0.6: young women, the smallest group, are pushed "
+        "towards the top."
+    )
+    result = report.ranking(
+        datasets.ranking_example(seed=seed),
+        group=["gender", "age"],
+        ranking="query",
+        item="item",
+        relevance="relevance",
+        ctr="ctr",
+        relevant="relevant",
+        ci=0.95,
+        n_boot=1000,
+        seed=seed,
+    )
+    return intro, result
 
 
-def _clustering_demo(seed: int) -> list[str]:
-    return [
+def _clustering_demo(seed: int) -> tuple[str, Report]:
+    intro = (
         "Clustering fairness: a segmentation of 2,000 customers into 4 clusters; group a (30%) "
-        "falls into the clusters unevenly (0.4, 0.3, 0.2, 0.1), group b evenly.",
-        *_clustering_sections(
-            datasets.clustering_example(seed=seed), {"a": "a", "b": "b"}, ["x", "y"]
-        ),
-    ]
+        "falls into the clusters unevenly (0.4, 0.3, 0.2, 0.1), group b evenly."
+    )
+    points = datasets.clustering_example(seed=seed)
+    return intro, report.clustering(points, a="a", b="b", features=["x", "y"])
 
 
-def _repro_demo(seed: int) -> list[str]:
-    return [
+def _repro_demo(seed: int) -> tuple[str, Report]:
+    intro = (
         "Reproducibility: 5 training runs predicting the same 1,000 samples; a fifth of the "
-        "samples are hard and most runs get them wrong.",
-        *_repro_sections(datasets.runs_example(seed=seed), {}),
-    ]
+        "samples are hard and most runs get them wrong."
+    )
+    return intro, report.repro(datasets.runs_example(seed=seed))
 
 
-def _explain_demo(seed: int) -> list[str]:
+def _explain_demo(seed: int) -> tuple[str, Report]:
     train, queries = datasets.cases_example(seed=seed)
     cases = explain.nearest_cases(
         train, queries, features=["f1", "f2"], label="label", k=7, carry="predicted"
     )
-    cohesion = _cohesion_sections(
-        datasets.importance_example(seed=seed), {"group": "group", "overall": "overall"}
+    intro = (
+        "Case-based explanations: 200 test cases, their 7 nearest of 500 training cases, and a "
+        "weaker model's predictions (it ignores one of the two features); in the importances "
+        "example, group g1 follows the overall ranking and g2 reverses it."
     )
-    return [
-        "Case-based explanations: 200 test cases, their 7 nearest of 500 training cases, and "
-        "a weaker model's predictions (it ignores one of the two features).",
-        "The nearest cases of the first test case:",
-        str(cases.filter(pl.col("query") == 0)),
-        *_correspondence_sections(cases, {"query": "query", "predicted": "predicted"}),
-        "In the importances example, group g1 follows the overall ranking and g2 reverses it.",
-        *cohesion,
-    ]
+    importances = datasets.importance_example(seed=seed)
+    return intro, report.explain(cases, importances, overall="overall")
 
 
-_DEMOS: dict[str, Callable[[int], list[str]]] = {
+_DEMOS: dict[str, Callable[[int], tuple[str, Report]]] = {
     "ranking": _ranking_demo,
     "clustering": _clustering_demo,
     "repro": _repro_demo,
@@ -314,11 +145,11 @@ def _typed(frame: pl.DataFrame, column: str, option: str, text: str) -> Any:
     return text
 
 
-def _report(args: argparse.Namespace) -> list[str]:
-    """Read the file the arguments name and build the family's report."""
+def _report(args: argparse.Namespace) -> Report:
+    """Read the file(s) the arguments name and build the family's report."""
     family = args.family
+    boot = {"ci": args.ci, "n_boot": args.n_boot, "seed": args.seed}
     if family == "ranking":
-        roles = {"rank": args.rank, "group": args.group, "ranking": args.ranking, "item": args.item}
         named = {
             "--rank": [args.rank],
             "--group": args.group,
@@ -332,23 +163,103 @@ def _report(args: argparse.Namespace) -> list[str]:
             msg = f"--ci={args.ci}: intervals resample the rankings; give --ranking"
             raise InvalidParameterError(msg)
         log = _read(args.file, _columns(named))
-        extra = {"relevance": args.relevance, "ctr": args.ctr, "relevant": args.relevant}
-        return _ranking_sections(log, roles, **extra, p=args.p, decay=args.decay, ci=args.ci)
+        roles = {"rank": args.rank, "group": args.group, "ranking": args.ranking, "item": args.item}
+        columns = {"relevance": args.relevance, "ctr": args.ctr, "relevant": args.relevant}
+        return report.ranking(log, **roles, **columns, p=args.p, decay=args.decay, **boot)
     if family == "clustering":
-        named = {"--cluster": [args.cluster], "--group": [args.group], "--features": args.features}
+        if args.ci is not None and args.point is None:
+            msg = f"--ci={args.ci}: intervals resample the points; give --point"
+            raise InvalidParameterError(msg)
+        named = {
+            "--cluster": [args.cluster],
+            "--group": [args.group],
+            "--features": args.features,
+            "--point": [args.point],
+        }
         points = _read(args.file, _columns(named))
         a = _typed(points, args.group, "--a", args.a)
         b = _typed(points, args.group, "--b", args.b)
-        roles = {"cluster": args.cluster, "group": args.group, "a": a, "b": b}
-        return _clustering_sections(points, roles, args.features)
-    roles = {r: getattr(args, r) for r in _PLAIN_ROLES[family]}
-    frame = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
+        roles = {"cluster": args.cluster, "group": args.group, "point": args.point}
+        return report.clustering(points, **roles, a=a, b=b, features=args.features, **boot)
     if family == "repro":
-        return _repro_sections(frame, roles)
-    if family == "correspondence":
-        return _correspondence_sections(frame, roles)
-    overall = _typed(frame, args.group, "--overall", args.overall)
-    return _cohesion_sections(frame, {**roles, "overall": overall})
+        roles = {r: getattr(args, r) for r in ("run", "sample", "target", "prediction")}
+        runs = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
+        return report.repro(runs, **roles, **boot)
+    return _explain_report(args, boot)
+
+
+def _explain_report(args: argparse.Namespace, boot: dict[str, Any]) -> Report:
+    """The explanation report of a cases file, an importances file, or both."""
+    if args.file is None and args.importances is None:
+        msg = "FILE: expected a cases file, --importances FILE, or both"
+        raise InvalidParameterError(msg)
+    case_roles = {r: getattr(args, r) for r in ("query", "distance", "label", "predicted")}
+    cohesion_roles = {r: getattr(args, r) for r in ("group", "feature", "importance")}
+    cases = importances = None
+    if args.file is not None:
+        cases = _read(args.file, _columns({f"--{r}": [c] for r, c in case_roles.items()}))
+    overall = None
+    if args.importances is not None:
+        named = {f"--{r}": [c] for r, c in cohesion_roles.items()}
+        importances = _read(args.importances, _columns(named))
+        if args.overall is None:
+            msg = "--overall: expected the group value whose rows hold the overall ranking"
+            raise InvalidParameterError(msg)
+        overall = _typed(importances, args.group, "--overall", args.overall)
+    return report.explain(
+        cases, importances, **case_roles, **cohesion_roles, overall=overall, **boot
+    )
+
+
+_REQUIREMENT = re.compile(r"^\s*(?P<name>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>\S+)\s*$")
+
+
+def _requirement(text: str) -> tuple[str, tuple[str, float]]:
+    """``METRIC:COMBO>=VALUE`` (or ``METRIC<=VALUE``, ``>``, ``<``) as a requirement."""
+    match = _REQUIREMENT.match(text)
+    value = None
+    if match is not None:
+        try:
+            value = float(match["value"])
+        except ValueError:
+            value = None
+    if match is None or value is None:
+        msg = (
+            f"--require={text!r}: expected METRIC:COMBO>=VALUE or METRIC<=VALUE "
+            "(or > or <), e.g. exp:MinMaxRatio>=0.8"
+        )
+        raise argparse.ArgumentTypeError(msg)
+    return match["name"], (match["op"], value)
+
+
+def _emit(result: Report, args: argparse.Namespace) -> None:
+    """The report in the chosen format, to ``--output`` or to stdout."""
+    if args.format == "json":
+        text = result.to_json()
+    elif args.format == "html":
+        text = result.to_html()
+    else:
+        text = str(result)
+    if args.output is None:
+        print(text)
+    else:
+        Path(args.output).write_text(text if text.endswith("\n") else text + "\n", "utf-8")
+
+
+def _gate(result: Report, requirements: list[tuple[str, tuple[str, float]]]) -> int:
+    """Check the requirements: 0 when all hold, 1 when any fails (each failure on stderr)."""
+    if not requirements:
+        return 0
+    verdicts = result.check(dict(requirements))
+    failed = verdicts.filter(~pl.col("passed"))
+    for row in verdicts.iter_rows(named=True):
+        shown = "null" if row["value"] is None else f"{row['value']:.4g}"
+        verdict = "passed" if row["passed"] else "FAILED"
+        print(
+            f"frameaudit: {verdict}: {row['requirement']} = {shown}, required {row['rule']}",
+            file=sys.stderr,
+        )
+    return 1 if not failed.is_empty() else 0
 
 
 def _columns(named: dict[str, list[str | None]]) -> dict[str, str]:
@@ -361,66 +272,140 @@ def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(",")]
 
 
+def _output_options(parser: argparse.ArgumentParser) -> None:
+    """The options every report shares: its format and destination."""
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "html"],
+        default="text",
+        help="text for a terminal, JSON (plain types) or one self-contained HTML page with "
+        "charts (default: text)",
+    )
+    parser.add_argument(
+        "--output", metavar="PATH", help="write the report to PATH (default: standard output)"
+    )
+
+
+def _gate_options(parser: argparse.ArgumentParser, unit: str, needs: str) -> None:
+    """The options of intervals and audit gates."""
+    parser.add_argument(
+        "--ci",
+        type=float,
+        metavar="LEVEL",
+        help=f"add bootstrap intervals at this level, e.g. 0.95, resampling the {unit}"
+        f"{needs} (default: no intervals)",
+    )
+    parser.add_argument(
+        "--n-boot", type=int, default=1000, help="bootstrap replicates with --ci (default 1000)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--require",
+        type=_requirement,
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="an audit gate such as exp:MinMaxRatio>=0.8 or ndkl<=0.2 (repeatable): exit 1 "
+        "when any fails, 2 for an unknown metric or combo (default: no gate)",
+    )
+
+
 def _report_parser(commands: Any) -> None:
-    report = commands.add_parser(
+    report_ = commands.add_parser(
         "report",
         help="run a metric family on a data file and print a report",
         description="Run a metric family on a Parquet, CSV, Arrow IPC or NDJSON file. The "
-        "options name the file's columns; their defaults are frameaudit's role names.",
+        "options name the file's columns; their defaults are frameaudit's role names. Exit "
+        "status: 0 when the report ran and every --require holds, 1 when one fails, 2 for a "
+        "usage or data error.",
     )
-    families = report.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    families = report_.add_subparsers(dest="family", required=True, metavar="FAMILY")
 
-    def family(name: str, summary: str) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = families.add_parser(name, help=summary)
-        parser.add_argument("file", metavar="FILE", help="the data file, one row per observation")
+    def family(name: str, rows: str, units: str, needs: str = "") -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = families.add_parser(name, help=rows)
+        if name != "explain":
+            parser.add_argument("file", metavar="FILE", help=f"the data file: {rows}")
+        _output_options(parser)
+        _gate_options(parser, units, needs)
         return parser
 
-    ranking = family("ranking", "fair-ranking metrics: one row per ranked item")
-    ranking.add_argument("--rank", default="rank", help="1-based position column")
+    ranking = family(
+        "ranking", "fair-ranking metrics: one row per ranked item", "ranking", " (needs --ranking)"
+    )
+    ranking.add_argument("--rank", default="rank", help="1-based position column (default: rank)")
     ranking.add_argument(
         "--group",
         type=_names,
         default=["group"],
-        help="group column, or columns separated by commas (intersectional groups)",
+        help="group column, or columns separated by commas for intersectional groups "
+        "(default: group)",
     )
-    ranking.add_argument("--ranking", help="column identifying the rankings (default: one)")
-    ranking.add_argument("--item", help="item id column (group sizes count distinct items)")
-    ranking.add_argument("--relevance", help="relevance in [0, 1] (adds EXPU, IAA)")
-    ranking.add_argument("--ctr", help="click-through rate in [0, 1] (with --relevance: EXPRU)")
-    ranking.add_argument("--relevant", help="binary relevance, 0 or 1 (adds ERBR)")
-    ranking.add_argument("--p", type=float, default=0.5, help="AWRF's p (default 0.5)")
-    ranking.add_argument("--decay", type=float, default=0.5, help="ERB* decay (default 0.5)")
     ranking.add_argument(
-        "--ci",
-        type=float,
-        metavar="LEVEL",
-        help="add bootstrap intervals at this level, e.g. 0.95, resampling the rankings "
-        "(needs --ranking; default: no intervals)",
+        "--ranking", help="column identifying the rankings (default: all rows are one ranking)"
+    )
+    ranking.add_argument(
+        "--item", help="item id column; group sizes then count distinct items (default: rows)"
+    )
+    ranking.add_argument(
+        "--relevance", help="relevance in [0, 1]; adds EXPU and IAA (default: left out)"
+    )
+    ranking.add_argument(
+        "--ctr",
+        help="click-through rate in [0, 1]; with --relevance adds EXPRU (default: left out)",
+    )
+    ranking.add_argument(
+        "--relevant", help="binary relevance, 0 or 1; adds ERBR (default: left out)"
+    )
+    ranking.add_argument("--p", type=float, default=0.5, help="AWRF's p in (0, 1] (default 0.5)")
+    ranking.add_argument(
+        "--decay", type=float, default=0.5, help="ERBE/ERBP/ERBR's decay in [0, 1) (default 0.5)"
     )
 
-    clustering = family("clustering", "clustering fairness: one row per point")
-    clustering.add_argument("--cluster", default="cluster", help="cluster label column")
-    clustering.add_argument("--group", default="group", help="protected attribute column")
+    clustering = family(
+        "clustering", "clustering fairness: one row per point", "point", " (needs --point)"
+    )
+    clustering.add_argument(
+        "--cluster", default="cluster", help="cluster label column (default: cluster)"
+    )
+    clustering.add_argument(
+        "--group", default="group", help="protected attribute column (default: group)"
+    )
     clustering.add_argument("--a", required=True, help="the first compared group value")
     clustering.add_argument("--b", required=True, help="the second compared group value")
     clustering.add_argument(
         "--features",
         type=_names,
-        help="numeric feature columns, separated by commas (adds the distance metrics)",
+        help="numeric feature columns separated by commas; adds the distance metrics "
+        "(default: left out)",
     )
+    clustering.add_argument("--point", help="point id column, for --ci (default: none)")
 
-    plain = {
-        "repro": family("repro", "reproducibility: one row per (run, sample)"),
-        "correspondence": family(
-            "correspondence", "case-based correspondence: one row per (query, neighbour)"
-        ),
-        "cohesion": family("cohesion", "explanation cohesion: one row per (group, feature)"),
-    }
-    for name, parser in plain.items():
-        for role in _PLAIN_ROLES[name]:
-            parser.add_argument(f"--{role}", default=role, help=f"{role} column")
-    plain["cohesion"].add_argument(
-        "--overall", required=True, help="the group value whose rows hold the overall ranking"
+    repro_ = family("repro", "reproducibility: one row per (run, sample)", "samples")
+    for role in ("run", "sample", "target", "prediction"):
+        repro_.add_argument(f"--{role}", default=role, help=f"{role} column (default: {role})")
+
+    explain_ = family(
+        "explain",
+        "case-based correspondence (one row per query and neighbour) and explanation cohesion "
+        "(one row per group and feature)",
+        "queries",
+    )
+    explain_.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="?",
+        help="the cases file: one row per (query, neighbour) (default: none, with --importances)",
+    )
+    explain_.add_argument(
+        "--importances",
+        metavar="FILE",
+        help="the importances file: one row per (group, feature) (default: none)",
+    )
+    for role in ("query", "distance", "label", "predicted", "group", "feature", "importance"):
+        explain_.add_argument(f"--{role}", default=role, help=f"{role} column (default: {role})")
+    explain_.add_argument(
+        "--overall",
+        help="with --importances: the group value whose rows hold the overall ranking",
     )
 
 
@@ -433,7 +418,10 @@ def _installed_version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``frameaudit`` command."""
+    """Entry point of the ``frameaudit`` command.
+
+    Returns 0 (done, every gate holds), 1 (a gate failed) or 2 (a usage or data error).
+    """
     parser = argparse.ArgumentParser(prog="frameaudit", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -447,22 +435,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=[*_DEMOS, "all"],
         help="the metric family to show (default: ranking)",
     )
-    demo.add_argument("--seed", type=int, default=0, help="seed of the example data")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the example data (default 0)")
+    _output_options(demo)
     _report_parser(commands)
     args = parser.parse_args(argv)
-    with pl.Config(tbl_rows=40, tbl_cols=12, float_precision=4, tbl_width_chars=140):
-        if args.command == "report":
-            try:
-                sections = _report(args)
-            except FrameAuditError as error:
-                print(f"frameaudit report: error: {error}", file=sys.stderr)
-                return 2
-            print("\n\n".join(sections))
-            return 0
-        families = list(_DEMOS) if args.family == "all" else [args.family]
-        print("\n\n\n".join("\n\n".join(_DEMOS[family](args.seed)) for family in families))
-    if args.family == "ranking":
-        print("\nThe other families: frameaudit demo clustering | repro | explain | all")
+    if args.command == "report":
+        try:
+            result = _report(args)
+            status = _gate(result, args.require)
+        except FrameAuditError as error:
+            print(f"frameaudit report: error: {error}", file=sys.stderr)
+            return 2
+        _emit(result, args)
+        return status
+    families = list(_DEMOS) if args.family == "all" else [args.family]
+    if args.format == "text":
+        demos = (_DEMOS[family](args.seed) for family in families)
+        shown = [f"{textwrap.fill(intro, 96)}\n\n{result}" for intro, result in demos]
+        text = "\n\n\n".join(shown)
+        if args.family == "ranking":
+            text += "\n\nThe other families: frameaudit demo clustering | repro | explain | all"
+        if args.output is None:
+            print(text)
+        else:
+            Path(args.output).write_text(text + "\n", "utf-8")
+        return 0
+    if len(families) > 1:
+        print(f"frameaudit demo: error: --format {args.format} shows one family", file=sys.stderr)
+        return 2
+    _emit(_DEMOS[families[0]](args.seed)[1], args)
     return 0
 
 

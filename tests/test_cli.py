@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -20,6 +21,25 @@ from frameaudit.datasets import (
     runs_example,
 )
 
+CLUSTER_METRICS = [
+    "cluster_balance",
+    "min_cluster_ratio",
+    "cluster_distribution_tv",
+    "cluster_distribution_kl",
+]
+
+
+def _shown(value: float) -> str:
+    """A number as the text report shows it: four significant digits."""
+    return f"{value:.4g}"
+
+
+def _row(out: str, *cells: str) -> bool:
+    """Whether a line of the text report holds ``cells`` in order, separated by spaces."""
+    return (
+        re.search(r"^\s*" + r"\s+".join(map(re.escape, cells)) + r"(\s|$)", out, re.M) is not None
+    )
+
 
 def test_demo_prints_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["demo"]) == 0
@@ -28,49 +48,39 @@ def test_demo_prints_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
         assert name in out
     for combo in fair.COMBOS:
         assert combo in out
-    # the headline number printed is the function's value (4 decimals)
+    # the headline number printed is the function's value
     value = fair.exp(
         ranking_example(), group=["gender", "age"], ranking="query", item="item"
     ).item()
-    assert f"{value:.4f}" in out
+    assert _row(out, "exp", _shown(value))
+    assert max(map(len, out.splitlines())) <= 100
+    assert "shape:" not in out
 
 
 def test_demo_clustering_prints_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["demo", "clustering"]) == 0
     out = capsys.readouterr().out
     points = clustering_example()
-    values = {
-        name: getattr(fair, name)(points, a="a", b="b").item()
-        for name in [
-            "cluster_balance",
-            "min_cluster_ratio",
-            "cluster_distribution_tv",
-            "cluster_distribution_kl",
-        ]
-    }
+    values = {name: getattr(fair, name)(points, a="a", b="b").item() for name in CLUSTER_METRICS}
     values["social_fairness_ratio"] = fair.social_fairness_ratio(
         points, a="a", b="b", features=["x", "y"]
     ).item()
     silhouette = fair.silhouette_difference(points, a="a", b="b", features=["x", "y"])
-    values.update(silhouette.row(0, named=True))
-    assert len(values) == 8
+    values["silhouette_difference"] = silhouette["silhouette_difference"].item()
     for name, value in values.items():
-        assert re.search(rf"{name} +┆ {value:.4f}", out), name
+        assert _row(out, name, _shown(value)), name
 
 
 def test_demo_repro_prints_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["demo", "repro"]) == 0
     out = capsys.readouterr().out
     runs = runs_example()
-    for name, value in repro.ec_local(runs).row(0, named=True).items():
-        if name in {"ec_local", "std", "min", "max", "q05", "q95"}:
-            assert f"{value:.4f}" in out, name
-    assert re.search(rf"ec_local +┆ {repro.ec_local(runs)['ec_local'].item():.4f}", out)
+    assert _row(out, "ec_local", _shown(repro.ec_local(runs)["ec_local"].item()))
     for value in repro.leave_one_out(runs).get_column("leave_one_out"):
-        assert f"{value:.4f}" in out
+        assert _shown(value) in out
 
 
-def test_demo_explain_prints_cases_correspondence_and_cohesion(
+def test_demo_explain_prints_correspondence_and_cohesion(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert cli.main(["demo", "explain"]) == 0
@@ -79,10 +89,10 @@ def test_demo_explain_prints_cases_correspondence_and_cohesion(
     cases = explain.nearest_cases(train, queries, features=["f1", "f2"], k=7, carry="predicted")
     summary = explain.correspondence(cases, by="predicted")
     for value in summary.get_column("correspondence"):
-        assert f"{value:.4f}" in out
+        assert _shown(value) in out
     importances = importance_example()
     alignment = explain.rank_alignment(importances, overall="overall", per_group=True)
-    assert f"{alignment.filter(group='g2')['rank_alignment'].item():.4f}" in out
+    assert _shown(alignment.filter(group="g2")["rank_alignment"].item()) in out
 
 
 def test_demo_all_prints_every_family(capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,6 +100,24 @@ def test_demo_all_prints_every_family(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     for title in ["a search log", "Clustering fairness", "Reproducibility", "Case-based"]:
         assert title in out
+
+
+@pytest.mark.parametrize("family", ["ranking", "clustering", "repro", "explain"])
+def test_demo_writes_json_and_html(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], family: str
+) -> None:
+    assert cli.main(["demo", family, "--format", "json", "--output", str(tmp_path / "r.json")]) == 0
+    report = frameaudit.report.Report.from_json((tmp_path / "r.json").read_text())
+    assert report.family == family
+    assert cli.main(["demo", family, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<svg" in page
+
+
+def test_demo_all_shows_one_family_per_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["demo", "all", "--format", "json"]) == 2
+    assert "--format json shows one family" in capsys.readouterr().err
 
 
 def test_console_script_runs() -> None:
@@ -172,21 +200,22 @@ def test_report_ranking_from_parquet(tmp_path: Path, capsys: pytest.CaptureFixtu
         *("--relevance", "rel", "--ctr", "ctr", "--relevant", "relevant", "--decay", "0.8"),
     )
     expected = {
-        "exp": fair.exp(log, **roles, combo="MaxMinDiff"),
-        "expru": fair.expru(log, **roles, relevance="rel", combo="MaxMinDiff"),
-        "erbr": fair.erbr(log, **roles, relevance="relevant", decay=0.8, combo="MaxMinDiff"),
-        "awrf": fair.awrf(log, **roles, p=0.5, combo="MaxMinDiff"),
+        name: [call(combo=c).item() for c in ("MinMaxRatio", "MaxMinRatio", "MaxMinDiff")]
+        for name, call in {
+            "exp": lambda **o: fair.exp(log, **roles, **o),
+            "expru": lambda **o: fair.expru(log, **roles, relevance="rel", **o),
+            "erbr": lambda **o: fair.erbr(log, **roles, relevance="relevant", decay=0.8, **o),
+            "awrf": lambda **o: fair.awrf(log, **roles, p=0.5, **o),
+        }.items()
     }
-    for name, value in expected.items():
+    for name, values in expected.items():
         # the combos row of the metric: MinMaxRatio, MaxMinRatio, then MaxMinDiff
-        row = re.search(rf"│ {name} +┆ [-\d.]+ +┆ [-\d.]+ +┆ ([-\d.]+)", out)
-        assert row is not None, name
-        assert row.group(1) == f"{value.item():.4f}", name
+        assert _row(out, name, *map(_shown, values)), name
     iaa = fair.iaa(log, rank="position", ranking="q", item="item", relevance="rel").item()
-    assert re.search(rf"iaa \(amortized over rankings\) +┆ {iaa:.4f}", out)
+    assert _row(out, "iaa", _shown(iaa))
     ndkl = fair.ndkl(log, rank="position", group=["gender", "age"], ranking="q", by="q")
-    assert "NDKL per ranking" in out
-    assert f"{ndkl['ndkl'][0]:.4f}" in out
+    worst = ndkl.sort("ndkl", "q", descending=[True, False]).row(0, named=True)
+    assert _row(out, "ndkl", "ranking", str(worst["q"]), _shown(worst["ndkl"]))
 
 
 def test_report_ranking_leaves_out_metrics_without_their_columns(
@@ -196,11 +225,101 @@ def test_report_ranking_leaves_out_metrics_without_their_columns(
     ranking_example().filter(query=0).select("rank", "gender").write_csv(path)
     out = _report(capsys, "ranking", str(path), "--group", "gender")
     for name in ("exp", "awrf", "erbe", "erbp", "arp", "ndkl"):
-        assert name in out
-    for name in ("expu", "expru", "erbr", "iaa", "NDKL per ranking"):
-        assert name not in out
+        assert re.search(rf"^\s*{name}\s", out, re.M), name
+    for name in ("expu", "expru", "erbr", "iaa"):
+        assert not re.search(rf"\b{name}\b", out), name
     one = ranking_example().filter(query=0)
-    assert f"{fair.exp(one, group='gender').item():.4f}" in out
+    assert _row(out, "exp", _shown(fair.exp(one, group="gender").item()))
+
+
+def test_report_formats_and_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = ranking_example()
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    roles = ["--group", "gender", "--ranking", "query", "--item", "item"]
+    data = json.loads(_report(capsys, "ranking", str(path), *roles, "--format", "json"))
+    exp = fair.exp(log, group="gender", ranking="query", item="item").item()
+    rows = data["summary"]["rows"]
+    assert [r[2] for r in rows if r[:2] == ["exp", "MinMaxRatio"]] == [exp]
+    html = tmp_path / "out" / "report.html"
+    html.parent.mkdir()
+    out = _report(capsys, "ranking", str(path), *roles, "--format", "html", "--output", str(html))
+    assert out == ""
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<script" not in page
+    assert page.count("<svg") >= 5
+
+
+@pytest.mark.parametrize(
+    ("rules", "status", "lines"),
+    [
+        (["exp:MinMaxRatio>=0.5", "ndkl<=1"], 0, ["passed: exp:MinMaxRatio", "passed: ndkl"]),
+        (["exp:MinMaxRatio>=0.99", "ndkl < 1"], 1, ["FAILED: exp:MinMaxRatio", "passed: ndkl"]),
+        (["arp:MaxMinDiff<=0"], 1, ["FAILED: arp:MaxMinDiff"]),
+    ],
+)
+def test_report_gates_exit_1_when_a_requirement_fails(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    rules: list[str],
+    status: int,
+    lines: list[str],
+) -> None:
+    log = ranking_example()
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    argv = ["report", "ranking", str(path), "--group", "gender", "--ranking", "query"]
+    assert cli.main([*argv, *(a for r in rules for a in ("--require", r))]) == status
+    captured = capsys.readouterr()
+    assert "Fair-ranking report" in captured.out  # the report is printed either way
+    verdicts = captured.err.splitlines()
+    assert len(verdicts) == len(lines)
+    for verdict, expected in zip(verdicts, lines, strict=True):
+        assert verdict.startswith(f"frameaudit: {expected} = ")
+    # the value in the verdict is the metric function's
+    exp = fair.exp(log, group="gender", ranking="query").item()
+    if rules[0].startswith("exp:"):
+        assert f"= {_shown(exp)}, required" in verdicts[0]
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ("exp:Foo>=0.8", "requirement='exp:Foo' is not allowed"),
+        ("nope>=1", "requirement metric='nope' is not allowed"),
+        ("exp>=0.8", "requirement='exp' is not allowed; expected one of: exp:MinMaxRatio"),
+    ],
+)
+def test_report_gate_on_an_unknown_metric_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: str, message: str
+) -> None:
+    ranking_example().write_parquet(tmp_path / "log.parquet")
+    argv = [
+        "report",
+        "ranking",
+        str(tmp_path / "log.parquet"),
+        "--group",
+        "gender",
+        "--ranking",
+        "query",
+    ]
+    assert cli.main([*argv, "--require", rule]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err
+
+
+@pytest.mark.parametrize("rule", ["exp:MinMaxRatio=>0.8", "exp:MinMaxRatio>=high", "ndkl"])
+def test_report_malformed_gate_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: str
+) -> None:
+    ranking_example().write_parquet(tmp_path / "log.parquet")
+    argv = ["report", "ranking", str(tmp_path / "log.parquet"), "--require", rule]
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    assert "expected METRIC:COMBO>=VALUE" in capsys.readouterr().err
 
 
 def test_report_clustering_types_the_group_values(
@@ -211,34 +330,48 @@ def test_report_clustering_types_the_group_values(
     points.write_csv(path)
     out = _report(capsys, "clustering", str(path), "--a", "1", "--b", "0")
     value = fair.cluster_distribution_kl(points, a=1, b=0).item()
-    assert re.search(rf"cluster_distribution_kl +┆ {value:.4f}", out)
-    assert not re.search(r"│ social_fairness_ratio +┆", out)  # needs --features
+    assert _row(out, "cluster_distribution_kl", _shown(value))
+    assert "social_fairness_ratio" not in out  # needs --features
     out = _report(capsys, "clustering", str(path), "--a", "1", "--b", "0", "--features", "x,y")
     value = fair.social_fairness_ratio(points, a=1, b=0, features=["x", "y"]).item()
-    assert re.search(rf"social_fairness_ratio +┆ {value:.4f}", out)
+    assert _row(out, "social_fairness_ratio", _shown(value))
 
 
-def test_report_repro_correspondence_and_cohesion(
+def test_report_clustering_intervals_need_points(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    points = clustering_example().with_row_index("id")
+    points.write_parquet(tmp_path / "points.parquet")
+    argv = ["report", "clustering", str(tmp_path / "points.parquet"), "--a", "a", "--b", "b"]
+    assert cli.main([*argv, "--ci", "0.9"]) == 2
+    assert "--ci=0.9: intervals resample the points; give --point" in capsys.readouterr().err
+    out = _report(capsys, *argv[1:], "--ci", "0.9", "--n-boot", "50", "--point", "id")
+    result = fair.cluster_balance(points, a="a", b="b", point="id", ci=0.9, n_boot=50)
+    lo, hi = result["cluster_balance_lo"].item(), result["cluster_balance_hi"].item()
+    value = result["cluster_balance"].item()
+    assert _row(out, "cluster_balance", *map(_shown, (value, lo, hi)), "2000")
+
+
+def test_report_repro_and_explain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = runs_example().rename({"prediction": "yhat"})
     runs.write_ipc(tmp_path / "runs.arrow")
     out = _report(capsys, "repro", str(tmp_path / "runs.arrow"), "--prediction", "yhat")
     value = repro.ec_local(runs, prediction="yhat")["ec_local"].item()
-    assert re.search(rf"ec_local +┆ {value:.4f}", out)
+    assert _row(out, "ec_local", _shown(value))
 
     train, queries = cases_example()
     cases = explain.nearest_cases(train, queries, features=["f1", "f2"], k=5, carry="predicted")
     cases.write_parquet(tmp_path / "cases.parquet")
-    out = _report(capsys, "correspondence", str(tmp_path / "cases.parquet"))
+    out = _report(capsys, "explain", str(tmp_path / "cases.parquet"))
     for value in explain.correspondence(cases, by="predicted")["correspondence"]:
-        assert f"{value:.4f}" in out
+        assert _shown(value) in out
 
     importances = importance_example()
     importances.write_ndjson(tmp_path / "importances.ndjson")
-    out = _report(capsys, "cohesion", str(tmp_path / "importances.ndjson"), "--overall", "overall")
+    argv = ["--importances", str(tmp_path / "importances.ndjson"), "--overall", "overall"]
+    out = _report(capsys, "explain", *argv)
     parity = explain.position_parity(importances, overall="overall", per_group=True)
-    assert re.search(rf"g1 +┆ {parity.filter(group='g1')['position_parity'].item():.4f}", out)
+    assert _shown(parity.filter(group="g1")["position_parity"].item()) in out
 
 
 @pytest.mark.parametrize(
@@ -249,7 +382,11 @@ def test_report_repro_correspondence_and_cohesion(
         (["ranking", "{dir}/log.txt"], "expected a file ending in .parquet"),
         (["ranking", "{dir}/log.parquet", "--group", "gender"], "unique within each ranking"),
         (["clustering", "{dir}/points.parquet", "--a", "x", "--b", "1"], "--a='x': expected a"),
-        (["cohesion", "{dir}/log.parquet", "--overall", "all"], "--group='group': column"),
+        (
+            ["explain", "--importances", "{dir}/log.parquet", "--overall", "all"],
+            "--group='group': column",
+        ),
+        (["explain"], "FILE: expected a cases file, --importances FILE, or both"),
         (["clustering", "{dir}/flags.parquet", "--a", "yes", "--b", "false"], "--a='yes'"),
     ],
 )
@@ -287,12 +424,15 @@ def test_report_ranking_with_intervals(tmp_path: Path, capsys: pytest.CaptureFix
     path = tmp_path / "log.csv"
     log.write_csv(path)
     argv = ["ranking", str(path), "--group", "gender", "--ranking", "query", "--ci", "0.9"]
-    out = _report(capsys, *argv)
+    out = _report(capsys, *argv, "--n-boot", "200", "--seed", "4")
     assert "90% bootstrap intervals over the rankings" in out
     for name in ("exp", "arp", "ndkl"):
-        result = getattr(fair, name)(log, group="gender", ranking="query", ci=0.9)
-        lo, hi = result[f"{name}_lo"].item(), result[f"{name}_hi"].item()
-        assert re.search(rf"│ {name} +┆ [-\d.]+ +┆ {lo:.4f} +┆ {hi:.4f} +┆ 20 ", out), name
+        result = getattr(fair, name)(
+            log, group="gender", ranking="query", ci=0.9, n_boot=200, seed=4
+        )
+        values = (result[c].item() for c in (name, f"{name}_lo", f"{name}_hi"))
+        combo = "MinMaxRatio" if name != "ndkl" else "—"
+        assert _row(out, name, combo, *map(_shown, values), "20"), name
 
 
 def test_report_ranking_intervals_need_rankings(

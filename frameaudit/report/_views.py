@@ -70,12 +70,16 @@ def single(report: Report) -> pl.DataFrame:
 
 
 def intervals(report: Report) -> pl.DataFrame:
-    """The rows that carry a bootstrap interval (empty without ``ci``)."""
+    """The rows that carry a bootstrap interval (empty without ``ci``).
+
+    A family without combos shows no combo column.
+    """
     unit = family(report).LAYOUT.unit
+    combo = ["combo"] if report.summary["combo"].is_not_null().any() else []
     if unit not in report.summary.columns:
-        return report.summary.clear().select("metric", "combo", "value", "lo", "hi")
+        return report.summary.clear().select("metric", *combo, "value", "lo", "hi")
     return report.summary.filter(pl.col(unit).is_not_null()).select(
-        "metric", "combo", "value", "lo", "hi", unit, "undefined_replicates"
+        "metric", *combo, "value", "lo", "hi", unit, "undefined_replicates"
     )
 
 
