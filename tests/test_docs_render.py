@@ -184,3 +184,25 @@ def test_the_home_page_shows_the_demo_report_drawn_by_the_code(site: Path, tmp_p
     assert console == []
     assert "Fair-ranking report by gender × age" in "".join(report.text)
     assert report.resources == []
+
+
+@pytest.mark.parametrize(
+    ("page", "charts"),
+    [
+        # the phi sweep, and the ranking report's: six group metrics (relevance given, no
+        # ctr or binary relevance), positions and NDKL
+        ("notebooks/fair_ranking/index.html", 9),
+        # the clustering (2 + 0 per-group), repro (2) and explain (3) reports' charts
+        ("notebooks/beyond_ranking/index.html", 7),
+    ],
+)
+def test_the_notebooks_are_pages_with_their_charts(
+    site: Path, tmp_path: Path, page: str, charts: int
+) -> None:
+    parsed, console = _browse(site / page, tmp_path / "profile")
+    assert console == []
+    assert not any(re.match(r"(?:https?:)?//", resource) for resource in parsed.resources)
+    drawn = re.findall(r"<svg[^>]*>.*?</svg>", parsed.dom, re.S)
+    with_marks = [svg for svg in drawn if 'role="graphics-symbol"' in svg]
+    assert len(with_marks) >= charts
+    assert "Traceback" not in parsed.dom

@@ -1,16 +1,27 @@
-"""mkdocs hooks: the home page's demo report, made by frameaudit as it stands at every build.
+"""mkdocs hooks: pages drawn by frameaudit as it stands, at every build of the site.
 
-``frameaudit demo``'s fair-ranking report is added to the site as ``demo-report.html`` (the
-self-contained page :meth:`frameaudit.report.Report.to_html` writes) and its EXP chart as
-``assets/demo-exp.svg``, which the home page shows. Nothing is committed: every build draws
-them from the code, so the numbers on the home page are the code's.
+* ``frameaudit demo``'s fair-ranking report as ``demo-report.html`` (the self-contained page
+  :meth:`frameaudit.report.Report.to_html` writes) and its EXP chart as
+  ``assets/demo-exp.svg``, which the home page shows;
+* the notebooks in ``notebooks/``, executed and turned into pages (``notebooks/<name>.md``):
+  their tables as HTML, their reports with their charts, and every Altair chart as inline SVG
+  (Altair's ``svg`` renderer, through vl-convert), so the pages load nothing from a CDN.
+
+Nothing of it is committed: the numbers and charts on these pages are the code's.
 """
 
 from __future__ import annotations
 
+import html
+from pathlib import Path
 from typing import Any
 
 from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ("fair_ranking", "beyond_ranking")
+# run first in every notebook: charts as static SVG (no script from a CDN)
+_SVG_CHARTS = 'import altair\naltair.renderers.enable("svg")'
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -32,4 +43,53 @@ def on_files(files: Files, config: Any) -> Files:
     files.append(File.generated(config, "demo-report.html", content=report.to_html()))
     chart = vl_convert.vegalite_to_svg(report.charts()["exp"].to_dict())
     files.append(File.generated(config, "assets/demo-exp.svg", content=chart))
+    for name in NOTEBOOKS:
+        page = _notebook_page(ROOT / "notebooks" / f"{name}.ipynb")
+        files.append(File.generated(config, f"notebooks/{name}.md", content=page))
     return files
+
+
+def _notebook_page(path: Path) -> str:
+    """The notebook, executed, as a Markdown page: cells in order, each with its outputs."""
+    import nbclient  # noqa: PLC0415
+    import nbformat  # noqa: PLC0415
+
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(_SVG_CHARTS))
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": path.parent}}
+    )
+    client.execute()
+    parts = [
+        f"<!-- executed from notebooks/{path.name} when the site was built -->",
+        f"*This page is the notebook `notebooks/{path.name}`, run when the site was built.*",
+    ]
+    for cell in notebook.cells[1:]:
+        if cell.cell_type == "markdown":
+            parts.append(cell.source)
+            continue
+        parts.append(f"```python\n{cell.source}\n```")
+        parts.extend(_output(output) for output in cell.outputs)
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def _output(output: Any) -> str:
+    """One cell output as Markdown: an SVG chart or HTML as is, text in a code block."""
+    if output.output_type == "stream":
+        return f"```text\n{output.text.rstrip()}\n```"
+    if output.output_type == "error":
+        msg = f"a notebook cell failed: {output.ename}: {output.evalue}"
+        raise RuntimeError(msg)
+    data = output.get("data", {})
+    if "image/svg+xml" in data:
+        return f'<div class="fa-output">\n{_one_line(data["image/svg+xml"])}\n</div>'
+    if "text/html" in data:
+        return f'<div class="fa-output">\n{_one_line(data["text/html"])}\n</div>'
+    if "text/plain" in data:
+        return f"```text\n{data['text/plain'].rstrip()}\n```"
+    return ""
+
+
+def _one_line(markup: str) -> str:
+    """HTML without blank lines, so that Markdown keeps it as one raw block."""
+    return "\n".join(line for line in markup.splitlines() if line.strip()) or html.escape(markup)
