@@ -32,12 +32,13 @@ NARWHALS_ONLY = (
     "frameaudit._roles",
     "frameaudit._params",
     "frameaudit._expr",
+    "frameaudit._docs",
 )
 
 # Lowest first. A module may import from the layers below its own, and from its own layer only
 # inside the same entry (a package's modules use each other); the longest entry names a module.
 LAYERS = (
-    ("frameaudit.exceptions",),
+    ("frameaudit.exceptions", "frameaudit._docs"),
     ("frameaudit._kernels",),
     ("frameaudit._expr",),
     ("frameaudit._engine.checks", "frameaudit._engine.plans", "frameaudit._engine.screens"),

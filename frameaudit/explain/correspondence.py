@@ -20,6 +20,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
+from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
@@ -184,7 +185,19 @@ def _one_prediction_in_order(
     return validate.Check(agreement_screen(frame, keys, predicted), error)
 
 
+_QUERY_UNCERTAINTY = uncertainty_parameters(
+    "query",
+    weights="Column of unit weights for the summary (``by`` required): non-negative, finite, "
+    "the same on every row of a query (e.g. the query's traffic). The mean and the counts "
+    "become weighted sums over queries",
+    interval="of the summary's mean correspondence over the queries (``by`` required)",
+    summary="summary",
+    repeated="(with fresh ids)",
+)
+
+
 @constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0), **UNCERTAINTY)
+@shared_docs(uncertainty=_QUERY_UNCERTAINTY)
 def correspondence(
     frame: Any,
     *,
@@ -241,19 +254,8 @@ def correspondence(
         Band thresholds, ``0 <= medium <= high <= 1``.
     by
         Column(s): summarise per partition instead of one row per query.
-    weight
-        Column of unit weights for the summary (``by`` required): non-negative, finite, the
-        same on every row of a query (e.g. the query's traffic). The mean and the counts
-        become weighted sums over queries: an integer weight k gives the summary of the query
-        repeated k times (with fresh ids), 0 leaves the query out.
-    ci
-        Confidence level in (0, 1) of a percentile bootstrap interval of the summary's mean
-        correspondence over the queries (``by`` required), e.g. 0.95. None: no interval.
-    n_boot
-        Number of bootstrap replicates (at least 2).
-    seed
-        Seed of the replicates' Poisson(1) query counts, in [0, 2^31 − 2]: the same seed
-        gives the same interval on every engine and in any row order.
+    weight, ci, n_boot, seed
+        <<uncertainty>>
 
     Returns
     -------

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
+from frameaudit._docs import named, uncertainty_parameters
 from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
@@ -508,22 +509,80 @@ def _label_metric(
     return _conclude(prep, summary, metric)
 
 
-@constraints(per_cluster=Flag(), **UNCERTAINTY)
-def cluster_balance(
-    frame: Any,
-    *,
-    cluster: str = "cluster",
-    group: str = "group",
-    a: Any,
-    b: Any,
-    by: Names | None = None,
-    per_cluster: bool = False,
-    point: str | None = None,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+_POINT_UNCERTAINTY = uncertainty_parameters(
+    "point",
+    weights="Column of point weights: non-negative and finite. Every count becomes a sum of "
+    "weights",
+    interval="over the points (``point=`` required)",
+)
+
+
+class _LabelMetricFunction(Protocol):
+    """The type of the four label metrics (their defaults are the factory's definition's).
+
+    mypy checks that the function the factory defines has these parameters and types.
+    """
+
+    def __call__(
+        self,
+        frame: Any,
+        *,
+        cluster: str = ...,
+        group: str = ...,
+        a: Any,
+        b: Any,
+        by: Names | None = ...,
+        per_cluster: bool = ...,
+        point: str | None = ...,
+        weight: str | None = ...,
+        ci: float | None = ...,
+        n_boot: int = ...,
+        seed: int = ...,
+    ) -> Any: ...
+
+
+def _label_metric_function(metric: str, doc: str) -> _LabelMetricFunction:
+    """The public function of the label metric ``metric``, documented by ``doc``.
+
+    The four label metrics differ only in their per-cluster term and its reduction
+    (``_LABEL_METRICS``): one definition of their signature, checks and forwarding.
+    """
+
+    def label_metric(
+        frame: Any,
+        *,
+        cluster: str = "cluster",
+        group: str = "group",
+        a: Any,
+        b: Any,
+        by: Names | None = None,
+        per_cluster: bool = False,
+        point: str | None = None,
+        weight: str | None = None,
+        ci: float | None = None,
+        n_boot: int = 1000,
+        seed: int = 0,
+    ) -> Any:
+        return _label_metric(
+            frame,
+            metric,
+            cluster=cluster,
+            group=group,
+            a=a,
+            b=b,
+            by=by,
+            per_cluster=per_cluster,
+            point=point,
+            weight=weight,
+            bootstrap=_bootstrap(ci, n_boot, seed),
+        )
+
+    documented = named(label_metric, metric, doc, uncertainty=_POINT_UNCERTAINTY)
+    return constraints(per_cluster=Flag(), **UNCERTAINTY)(documented)
+
+
+cluster_balance = _label_metric_function(
+    "cluster_balance",
     r"""Cluster balance (Chierichetti et al. 2017, as in holisticai): the worst representation.
 
     .. math::
@@ -552,18 +611,8 @@ def cluster_balance(
     point
         Column of point ids, unique within each ``by`` partition: the resampling unit,
         required with ``ci`` (a point's identity must not depend on the row order).
-    weight
-        Column of point weights: non-negative and finite. Every count becomes a sum of
-        weights: an integer weight k gives the value of the point repeated k times, 0 leaves
-        the point out.
-    ci
-        Confidence level in (0, 1) of a percentile bootstrap interval over the points
-        (``point=`` required), e.g. 0.95. None: no interval.
-    n_boot
-        Number of bootstrap replicates (at least 2).
-    seed
-        Seed of the replicates' Poisson(1) point counts, in [0, 2^31 − 2]: the same seed
-        gives the same interval on every engine and in any row order.
+    weight, ci, n_boot, seed
+        <<uncertainty>>
 
     Returns
     -------
@@ -613,38 +662,12 @@ def cluster_balance(
     │ 1       ┆ 2   ┆ 1   ┆ 1.666667 ┆ 0.555556 ┆ 0.555556        │
     │ 2       ┆ 1   ┆ 1   ┆ 1.25     ┆ 0.833333 ┆ 0.833333        │
     └─────────┴─────┴─────┴──────────┴──────────┴─────────────────┘
-    """
-    return _label_metric(
-        frame,
-        "cluster_balance",
-        cluster=cluster,
-        group=group,
-        a=a,
-        b=b,
-        by=by,
-        per_cluster=per_cluster,
-        point=point,
-        weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
-    )
+    """,
+)
 
 
-@constraints(per_cluster=Flag(), **UNCERTAINTY)
-def min_cluster_ratio(
-    frame: Any,
-    *,
-    cluster: str = "cluster",
-    group: str = "group",
-    a: Any,
-    b: Any,
-    by: Names | None = None,
-    per_cluster: bool = False,
-    point: str | None = None,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+min_cluster_ratio = _label_metric_function(
+    "min_cluster_ratio",
     r"""Minimum cluster ratio (holisticai): the cluster where a is scarcest relative to b.
 
     .. math::
@@ -675,38 +698,12 @@ def min_cluster_ratio(
     0.25
     >>> fa.fair.min_cluster_ratio(df, a="b", b="a", per_cluster=True)["min_cluster_ratio"].to_list()
     [4.0, 0.5, 1.0]
-    """
-    return _label_metric(
-        frame,
-        "min_cluster_ratio",
-        cluster=cluster,
-        group=group,
-        a=a,
-        b=b,
-        by=by,
-        per_cluster=per_cluster,
-        point=point,
-        weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
-    )
+    """,
+)
 
 
-@constraints(per_cluster=Flag(), **UNCERTAINTY)
-def cluster_distribution_tv(
-    frame: Any,
-    *,
-    cluster: str = "cluster",
-    group: str = "group",
-    a: Any,
-    b: Any,
-    by: Names | None = None,
-    per_cluster: bool = False,
-    point: str | None = None,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+cluster_distribution_tv = _label_metric_function(
+    "cluster_distribution_tv",
     r"""Total variation between the groups' distributions over clusters (holisticai).
 
     .. math::
@@ -734,38 +731,12 @@ def cluster_distribution_tv(
     ... })
     >>> round(fa.fair.cluster_distribution_tv(df, a="a", b="b").item(), 6)
     0.416667
-    """
-    return _label_metric(
-        frame,
-        "cluster_distribution_tv",
-        cluster=cluster,
-        group=group,
-        a=a,
-        b=b,
-        by=by,
-        per_cluster=per_cluster,
-        point=point,
-        weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
-    )
+    """,
+)
 
 
-@constraints(per_cluster=Flag(), **UNCERTAINTY)
-def cluster_distribution_kl(
-    frame: Any,
-    *,
-    cluster: str = "cluster",
-    group: str = "group",
-    a: Any,
-    b: Any,
-    by: Names | None = None,
-    per_cluster: bool = False,
-    point: str | None = None,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+cluster_distribution_kl = _label_metric_function(
+    "cluster_distribution_kl",
     r"""KL divergence of group a's distribution over clusters from group b's (holisticai).
 
     .. math::
@@ -792,20 +763,8 @@ def cluster_distribution_kl(
     ... })
     >>> round(fa.fair.cluster_distribution_kl(df, a="a", b="b").item(), 6)
     0.405465
-    """
-    return _label_metric(
-        frame,
-        "cluster_distribution_kl",
-        cluster=cluster,
-        group=group,
-        a=a,
-        b=b,
-        by=by,
-        per_cluster=per_cluster,
-        point=point,
-        weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
-    )
+    """,
+)
 
 
 # --- social fairness ratio -------------------------------------------------------------------

@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
+from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     COUNT,
     REPLICATE,
@@ -89,6 +90,12 @@ _RANKINGS = "__fa_n_ranking"
 _ROWS = "__fa_rows"
 UNITS = "rankings"
 """The output column with the number of rankings behind a value (with ``ci=``)."""
+_RANKING_UNCERTAINTY = uncertainty_parameters(
+    "ranking",
+    weights="Column of unit weights: non-negative, finite, constant within each ranking (e.g. a "
+    "query's traffic). Every sum over rankings becomes a weighted sum",
+    interval="over the rankings (``ranking=`` required)",
+)
 
 
 def _bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
@@ -590,6 +597,7 @@ def _pooled_metric(
 
 
 @constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@shared_docs(uncertainty=_RANKING_UNCERTAINTY)
 def exp(
     frame: Any,
     *,
@@ -634,18 +642,8 @@ def exp(
         Column(s): one independent result per partition.
     combo
         How per-group values are combined; one of ``COMBOS``. None returns the per-group values.
-    weight
-        Column of unit weights: non-negative, finite, constant within each ranking (e.g. a
-        query's traffic). Every sum over rankings becomes a weighted sum: an integer weight k
-        gives the value of the ranking repeated k times, 0 leaves the ranking out.
-    ci
-        Confidence level in (0, 1) of a percentile bootstrap interval over the rankings
-        (``ranking=`` required), e.g. 0.95. None: no interval.
-    n_boot
-        Number of bootstrap replicates (at least 2).
-    seed
-        Seed of the replicates' Poisson(1) ranking counts, in [0, 2^31 − 2]: the same seed
-        gives the same interval on every engine and in any row order.
+    weight, ci, n_boot, seed
+        <<uncertainty>>
 
     Returns
     -------

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
+from frameaudit._docs import uncertainty_parameters
 from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
@@ -52,6 +53,14 @@ RUN_A = "__fa_run_a"
 RUN_B = "__fa_run_b"
 UNITS = "samples"
 """The output column with the number of samples behind a value (with ``ci=``)."""
+SAMPLE_UNCERTAINTY = uncertainty_parameters(
+    "sample",
+    weights="Column of sample weights: non-negative, finite, the same in every row of a sample. "
+    "Every count over samples becomes a weighted sum",
+    interval="over the samples (the runs stay fixed)",
+    repeated="(with fresh sample ids)",
+)
+"""The docstring entries of ``weight``, ``ci``, ``n_boot`` and ``seed`` (see ``_docs``)."""
 
 #: The statistics of a pair distribution, in output order; the first is the headline.
 SUMMARY = ("mean", "std", "min", "max", "q05", "q95", "n_pairs", "n_undefined")
@@ -323,10 +332,7 @@ def _layout_checks(
 
 def _example(names: list[str]) -> nw.Expr:
     """An offending row's key (several columns as text, "g=1, sample=7"); checks keep the least."""
-    if len(names) == 1:
-        return nw.col(names[0])
-    parts = [nw.concat_str(nw.lit(f"{c}="), nw.col(c).cast(nw.String)) for c in names]
-    return nw.concat_str(*parts, separator=", ")
+    return nw.col(names[0]) if len(names) == 1 else validate.row_text(names)
 
 
 def _example_text(example: Any, names: list[str]) -> str:

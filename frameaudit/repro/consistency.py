@@ -27,6 +27,7 @@ from typing import Any, Literal, get_args
 
 import narwhals.stable.v2 as nw
 
+from frameaudit._docs import shared_docs
 from frameaudit._engine import cached
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._roles import Names
@@ -37,6 +38,7 @@ from frameaudit.repro._runs import (
     RUN_A,
     RUN_B,
     SAMPLE,
+    SAMPLE_UNCERTAINTY,
     TARGET,
     WEIGHT,
     EmptyUnion,
@@ -101,6 +103,7 @@ def _flagged(runs: Runs, flags: dict[str, nw.Expr]) -> dict[str, nw.Expr]:
 
 
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
+@shared_docs(uncertainty=SAMPLE_UNCERTAINTY)
 def total_consistency(
     frame: Any,
     *,
@@ -137,16 +140,8 @@ def total_consistency(
         Column(s): one independent result per partition.
     empty_union
         The value when no run makes an error (0/0): ``"null"``, ``0`` or ``1``.
-    weight
-        Column of sample weights (non-negative, the same in every row of a sample): every
-        count over samples becomes a weighted sum (as for :func:`frameaudit.repro.ec_local`).
-    ci
-        Confidence level in (0, 1) of a percentile bootstrap interval over the samples (runs
-        fixed). None: no interval.
-    n_boot
-        Number of bootstrap replicates (at least 2).
-    seed
-        Seed of the replicates' sample counts, in [0, 2^31 − 2].
+    weight, ci, n_boot, seed
+        <<uncertainty>>
 
     Returns
     -------

@@ -25,10 +25,11 @@ predictions × the replicates (see :func:`_confusion`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import narwhals.stable.v2 as nw
 
+from frameaudit._docs import named, shared_docs
 from frameaudit._engine import cached, frame_from_columns
 from frameaudit._expr import aggregate, null_float, over, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
@@ -40,6 +41,7 @@ from frameaudit.repro._runs import (
     RUN_A,
     RUN_B,
     SAMPLE,
+    SAMPLE_UNCERTAINTY,
     TARGET,
     WEIGHT,
     EmptyUnion,
@@ -395,6 +397,7 @@ def _compute(
 
 
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(uncertainty=SAMPLE_UNCERTAINTY)
 def ec_local(
     frame: Any,
     *,
@@ -436,18 +439,8 @@ def ec_local(
         left out of the statistics and counted in ``n_undefined``), ``0`` or ``1``.
     pairwise
         Return the pair distribution instead of its summary.
-    weight
-        Column of sample weights: non-negative, finite, the same in every row of a sample.
-        Every count over samples becomes a weighted sum: an integer weight k gives the value
-        of the sample repeated k times (with fresh sample ids), 0 leaves the sample out.
-    ci
-        Confidence level in (0, 1) of a percentile bootstrap interval over the samples (the
-        runs stay fixed), e.g. 0.95. None: no interval.
-    n_boot
-        Number of bootstrap replicates (at least 2).
-    seed
-        Seed of the replicates' Poisson(1) sample counts, in [0, 2^31 − 2]: the same seed
-        gives the same interval on every engine and in any row order.
+    weight, ci, n_boot, seed
+        <<uncertainty>>
 
     Returns
     -------
@@ -512,34 +505,81 @@ def ec_local(
     )  # fmt: skip
 
 
-@constraints(pairwise=Flag(), **UNCERTAINTY)
-def ec_global(
-    frame: Any,
-    *,
-    run: str = "run",
-    sample: str = "sample",
-    target: str = "target",
-    prediction: str = "prediction",
-    by: Names | None = None,
-    pairwise: bool = False,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+# The shared sections of the seven metrics made by _pair_metric_function ({metric}: its name).
+_PAIR_METRIC_SECTIONS = """\
+Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
+
+Returns
+-------
+A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``{metric}`` (the
+mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
+``ci``, the interval columns as for :func:`ec_local`."""
+
+
+class _PairMetricFunction(Protocol):
+    """The type of the pair metrics but EC_ℓ (their defaults are the factory's definition's).
+
+    mypy checks that the function the factory defines has these parameters and types.
+    """
+
+    def __call__(
+        self,
+        frame: Any,
+        *,
+        run: str = ...,
+        sample: str = ...,
+        target: str = ...,
+        prediction: str = ...,
+        by: Names | None = ...,
+        pairwise: bool = ...,
+        weight: str | None = ...,
+        ci: float | None = ...,
+        n_boot: int = ...,
+        seed: int = ...,
+    ) -> Any: ...
+
+
+def _pair_metric_function(metric: str, doc: str) -> _PairMetricFunction:
+    """The public function of the pair metric ``metric``, documented by ``doc``.
+
+    Every pair metric but EC_ℓ (whose ``empty_union`` option is its own) has this signature
+    and forwards to :func:`_compute`: one definition of both.
+    """
+
+    def pair_metric(
+        frame: Any,
+        *,
+        run: str = "run",
+        sample: str = "sample",
+        target: str = "target",
+        prediction: str = "prediction",
+        by: Names | None = None,
+        pairwise: bool = False,
+        weight: str | None = None,
+        ci: float | None = None,
+        n_boot: int = 1000,
+        seed: int = 0,
+    ) -> Any:
+        return _compute(
+            frame, metric, run=run, sample=sample, target=target, prediction=prediction,
+            by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci,
+            n_boot=n_boot, seed=seed,
+        )  # fmt: skip
+
+    sections = _PAIR_METRIC_SECTIONS.replace("{metric}", metric)
+    documented = named(pair_metric, metric, doc, parameters_and_returns=sections)
+    return constraints(pairwise=Flag(), **UNCERTAINTY)(documented)
+
+
+ec_global = _pair_metric_function(
+    "ec_global",
     r"""Global error consistency EC_g: the share of all samples both runs get wrong.
 
     For a pair of runs, :math:`\mathrm{EC}_g = |e_a \cap e_b| / n` (Levman et al. 2023). It
     is at most the error rate of the better run; unlike EC_ℓ it is always defined, and it is 0
     for two perfect runs as for two runs with disjoint errors.
 
-    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
-
-    Returns
-    -------
-    A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ec_global`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
-    ``ci``, the interval columns as for :func:`ec_local`.
+    <<parameters_and_returns>>
 
     Notes
     -----
@@ -561,29 +601,12 @@ def ec_global(
     ... )
     >>> fa.repro.ec_global(df)["ec_global"].item()
     0.16666666666666666
-    """
-    return _compute(
-        frame, "ec_global", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
-        seed=seed,
-    )  # fmt: skip
+    """,
+)
 
 
-@constraints(pairwise=Flag(), **UNCERTAINTY)
-def ea_kappa(
-    frame: Any,
-    *,
-    run: str = "run",
-    sample: str = "sample",
-    target: str = "target",
-    prediction: str = "prediction",
-    by: Names | None = None,
-    pairwise: bool = False,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+ea_kappa = _pair_metric_function(
+    "ea_kappa",
     r"""Kappa-based error agreement EA_κ: Cohen's κ of two runs' binary error vectors.
 
     With p_o the share of samples where both runs are right or both wrong and p_e the same share
@@ -591,13 +614,7 @@ def ea_kappa(
     (Cohen 1960; the error consistency of Geirhos et al. 2020). 1 is most reproducible, 0 is
     chance-level agreement of the errors, negative is worse than chance.
 
-    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
-
-    Returns
-    -------
-    A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ea_kappa`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
-    ``ci``, the interval columns as for :func:`ec_local`.
+    <<parameters_and_returns>>
 
     Notes
     -----
@@ -619,42 +636,19 @@ def ea_kappa(
     ... )
     >>> fa.repro.ea_kappa(df)["ea_kappa"].item()
     0.25
-    """
-    return _compute(
-        frame, "ea_kappa", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
-        seed=seed,
-    )  # fmt: skip
+    """,
+)
 
 
-@constraints(pairwise=Flag(), **UNCERTAINTY)
-def ec_agreement(
-    frame: Any,
-    *,
-    run: str = "run",
-    sample: str = "sample",
-    target: str = "target",
-    prediction: str = "prediction",
-    by: Names | None = None,
-    pairwise: bool = False,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+ec_agreement = _pair_metric_function(
+    "ec_agreement",
     r"""Error agreement: the share of samples where both runs are right or both wrong.
 
     :math:`\operatorname{mean}(e_a = e_b) = (|e_a \cap e_b| + n - |e_a \cup e_b|) / n`, the
     observed agreement p_o of :func:`ea_kappa` without the chance correction. 1 is most
     reproducible.
 
-    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
-
-    Returns
-    -------
-    A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ec_agreement`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
-    ``ci``, the interval columns as for :func:`ec_local`.
+    <<parameters_and_returns>>
 
     Notes
     -----
@@ -675,41 +669,18 @@ def ec_agreement(
     ... )
     >>> fa.repro.ec_agreement(df)["ec_agreement"].item()
     0.6666666666666666
-    """
-    return _compute(
-        frame, "ec_agreement", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
-        seed=seed,
-    )  # fmt: skip
+    """,
+)
 
 
-@constraints(pairwise=Flag(), **UNCERTAINTY)
-def ec_corr(
-    frame: Any,
-    *,
-    run: str = "run",
-    sample: str = "sample",
-    target: str = "target",
-    prediction: str = "prediction",
-    by: Names | None = None,
-    pairwise: bool = False,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+ec_corr = _pair_metric_function(
+    "ec_corr",
     r"""Error correlation: Pearson's φ between two runs' binary error vectors.
 
     :math:`\varphi = (ad - bc) / \sqrt{n_a (n - n_a)\, n_b (n - n_b)}` for the 2×2 table of
     (e_a, e_b), the Pearson correlation of the two 0/1 vectors. 1 is most reproducible.
 
-    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
-
-    Returns
-    -------
-    A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``ec_corr`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
-    ``ci``, the interval columns as for :func:`ec_local`.
+    <<parameters_and_returns>>
 
     Notes
     -----
@@ -731,41 +702,18 @@ def ec_corr(
     ... )
     >>> fa.repro.ec_corr(df)["ec_corr"].item()
     0.25
-    """
-    return _compute(
-        frame, "ec_corr", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
-        seed=seed,
-    )  # fmt: skip
+    """,
+)
 
 
-@constraints(pairwise=Flag(), **UNCERTAINTY)
-def pa(
-    frame: Any,
-    *,
-    run: str = "run",
-    sample: str = "sample",
-    target: str = "target",
-    prediction: str = "prediction",
-    by: Names | None = None,
-    pairwise: bool = False,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+pa = _pair_metric_function(
+    "pa",
     r"""Percent agreement: the share of samples on which two runs predict the same class.
 
     :math:`A / n` with :math:`A = \#\{s : \hat y_a(s) = \hat y_b(s)\}`. It ignores the target.
     1 is most reproducible.
 
-    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
-
-    Returns
-    -------
-    A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``pa`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
-    ``ci``, the interval columns as for :func:`ec_local`.
+    <<parameters_and_returns>>
 
     Notes
     -----
@@ -786,42 +734,19 @@ def pa(
     ... )
     >>> fa.repro.pa(df)["pa"].item()
     0.5
-    """
-    return _compute(
-        frame, "pa", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
-        seed=seed,
-    )  # fmt: skip
+    """,
+)
 
 
-@constraints(pairwise=Flag(), **UNCERTAINTY)
-def pa_kappa(
-    frame: Any,
-    *,
-    run: str = "run",
-    sample: str = "sample",
-    target: str = "target",
-    prediction: str = "prediction",
-    by: Names | None = None,
-    pairwise: bool = False,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+pa_kappa = _pair_metric_function(
+    "pa_kappa",
     r"""Prediction agreement κ: Cohen's κ of two runs' predicted classes.
 
     :math:`\kappa = (p_o - p_e) / (1 - p_e)` with p_o = A/n (:func:`pa`) and
     :math:`p_e = \sum_c m_a(c)\, m_b(c) / n^2` from each run's class counts m (Cohen 1960;
     scikit-learn's ``cohen_kappa_score``). 1 is most reproducible, 0 is chance-level.
 
-    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
-
-    Returns
-    -------
-    A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``pa_kappa`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
-    ``ci``, the interval columns as for :func:`ec_local`.
+    <<parameters_and_returns>>
 
     Notes
     -----
@@ -842,29 +767,12 @@ def pa_kappa(
     ... )
     >>> fa.repro.pa_kappa(df)["pa_kappa"].item()
     0.25
-    """
-    return _compute(
-        frame, "pa_kappa", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
-        seed=seed,
-    )  # fmt: skip
+    """,
+)
 
 
-@constraints(pairwise=Flag(), **UNCERTAINTY)
-def cramers_v(
-    frame: Any,
-    *,
-    run: str = "run",
-    sample: str = "sample",
-    target: str = "target",
-    prediction: str = "prediction",
-    by: Names | None = None,
-    pairwise: bool = False,
-    weight: str | None = None,
-    ci: float | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> Any:
+cramers_v = _pair_metric_function(
+    "cramers_v",
     r"""Cramér's V of the table of two runs' predicted classes.
 
     :math:`V = \sqrt{\chi^2 / (n \,(\min(r, c) - 1))}` for the r × c contingency table of
@@ -873,13 +781,7 @@ def cramers_v(
     association, not agreement: a run that relabels the other's classes consistently has V = 1.
     1 is most reproducible.
 
-    Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
-
-    Returns
-    -------
-    A frame of the input's kind, as for :func:`ec_local`: the ``by`` columns, ``cramers_v`` (the
-    mean over pairs) and the summary statistics; with ``pairwise=True``, one row per pair; with
-    ``ci``, the interval columns as for :func:`ec_local`.
+    <<parameters_and_returns>>
 
     Notes
     -----
@@ -901,12 +803,8 @@ def cramers_v(
     ... )
     >>> fa.repro.cramers_v(df)["cramers_v"].item()
     0.5
-    """
-    return _compute(
-        frame, "cramers_v", run=run, sample=sample, target=target, prediction=prediction,
-        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
-        seed=seed,
-    )  # fmt: skip
+    """,
+)
 
 
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
