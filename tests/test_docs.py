@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import polars as pl
@@ -16,6 +17,23 @@ def test_site_builds_strictly(site: Path) -> None:
     performance = (site / "performance" / "index.html").read_text()
     assert "FairRankTune" in performance
     assert "speed-up" in performance
+    # the overview chart, drawn from the benchmark tables at build time: a point per speed-up
+    assert 'src="../assets/performance-targets.svg"' in performance
+    chart = (site / "assets" / "performance-targets.svg").read_text()
+    lines = (ROOT / "benchmarks" / "results" / "ranking.md").read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| size"))
+    columns = [cell.strip() for cell in header.strip("|").split("|")]
+    speed_up = next(i for i, c in enumerate(columns) if c.startswith("speed-up"))
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in lines
+        if re.match(r"^\| [\d,]+ x [\d,]+ \|", line)
+    ]
+    assert len(rows) == 20  # ten metrics at two sizes
+    for row in rows:
+        # the row's speed-up over FairRankTune divided by the 100x target
+        ratio = float(row[speed_up].rstrip("x").replace(",", "")) / 100
+        assert f"case: {row[1]} {row[0]}; family: ranking; of_target: {ratio:.2f}" in chart
     # the API reference documents every public function of every family
     api = (site / "api" / "index.html").read_text()
     for module in (fair, explain, repro, datasets):
