@@ -517,6 +517,16 @@ _POINT_UNCERTAINTY = uncertainty_parameters(
 )
 
 
+# holisticai's example clustering, which the label metrics' examples start from
+_EXAMPLE_CLUSTERING = """\
+>>> import polars as pl
+>>> import frameaudit as fa
+>>> df = pl.DataFrame({
+...     "group": ["a"] * 4 + ["b"] * 6,
+...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
+... })"""
+
+
 class _LabelMetricFunction(Protocol):
     """The type of the four label metrics (their defaults are the factory's definition's).
 
@@ -577,7 +587,8 @@ def _label_metric_function(metric: str, doc: str) -> _LabelMetricFunction:
             bootstrap=_bootstrap(ci, n_boot, seed),
         )
 
-    documented = named(label_metric, metric, doc, uncertainty=_POINT_UNCERTAINTY)
+    fragments = {"uncertainty": _POINT_UNCERTAINTY, "example_clustering": _EXAMPLE_CLUSTERING}
+    documented = named(label_metric, metric, doc, **fragments)
     return constraints(per_cluster=Flag(), **UNCERTAINTY)(documented)
 
 
@@ -641,12 +652,7 @@ cluster_balance = _label_metric_function(
     --------
     holisticai's example clustering (here min ρ = 0.5 in both definitions):
 
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame({
-    ...     "group": ["a"] * 4 + ["b"] * 6,
-    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
-    ... })
+    <<example_clustering>>
     >>> fa.fair.cluster_balance(df, a="a", b="b").item()
     0.5
     >>> fa.fair.cluster_balance(df, a="a", b="b", per_cluster=True).select(
@@ -688,12 +694,7 @@ min_cluster_ratio = _label_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame({
-    ...     "group": ["a"] * 4 + ["b"] * 6,
-    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
-    ... })
+    <<example_clustering>>
     >>> fa.fair.min_cluster_ratio(df, a="a", b="b").item()
     0.25
     >>> fa.fair.min_cluster_ratio(df, a="b", b="a", per_cluster=True)["min_cluster_ratio"].to_list()
@@ -723,12 +724,7 @@ cluster_distribution_tv = _label_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame({
-    ...     "group": ["a"] * 4 + ["b"] * 6,
-    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
-    ... })
+    <<example_clustering>>
     >>> round(fa.fair.cluster_distribution_tv(df, a="a", b="b").item(), 6)
     0.416667
     """,
@@ -755,12 +751,7 @@ cluster_distribution_kl = _label_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame({
-    ...     "group": ["a"] * 4 + ["b"] * 6,
-    ...     "cluster": [0, 1, 1, 2, 0, 0, 0, 0, 1, 2],
-    ... })
+    <<example_clustering>>
     >>> round(fa.fair.cluster_distribution_kl(df, a="a", b="b").item(), 6)
     0.405465
     """,

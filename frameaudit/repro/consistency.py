@@ -102,8 +102,22 @@ def _flagged(runs: Runs, flags: dict[str, nw.Expr]) -> dict[str, nw.Expr]:
     return {name: runs.weighted(nw.when(flag).then(1).otherwise(0)) for name, flag in flags.items()}
 
 
+# The frame of three runs the examples of total_consistency and leave_one_out start from.
+_EXAMPLE_RUNS = """\
+>>> import polars as pl
+>>> import frameaudit as fa
+>>> df = pl.DataFrame(
+...     {
+...         "run": [1] * 4 + [2] * 4 + [3] * 4,
+...         "sample": [0, 1, 2, 3] * 3,
+...         "target": [0, 1, 0, 1] * 3,
+...         "prediction": [1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1],
+...     }
+... )"""
+
+
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
-@shared_docs(uncertainty=SAMPLE_UNCERTAINTY)
+@shared_docs(uncertainty=SAMPLE_UNCERTAINTY, example_runs=_EXAMPLE_RUNS)
 def total_consistency(
     frame: Any,
     *,
@@ -159,16 +173,7 @@ def total_consistency(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 4 + [2] * 4 + [3] * 4,
-    ...         "sample": [0, 1, 2, 3] * 3,
-    ...         "target": [0, 1, 0, 1] * 3,
-    ...         "prediction": [1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1],
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.total_consistency(df)
     shape: (1, 1)
     ┌───────────────────┐
@@ -200,6 +205,7 @@ def total_consistency(
 
 
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
+@shared_docs(example_runs=_EXAMPLE_RUNS)
 def leave_one_out(
     frame: Any,
     *,
@@ -241,16 +247,7 @@ def leave_one_out(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 4 + [2] * 4 + [3] * 4,
-    ...         "sample": [0, 1, 2, 3] * 3,
-    ...         "target": [0, 1, 0, 1] * 3,
-    ...         "prediction": [1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1],
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.leave_one_out(df)
     shape: (3, 2)
     ┌─────┬───────────────┐

@@ -505,6 +505,19 @@ def ec_local(
     )  # fmt: skip
 
 
+# The frame of two runs the examples of the pair metrics and of summary start from.
+_EXAMPLE_RUNS = """\
+>>> import polars as pl
+>>> import frameaudit as fa
+>>> df = pl.DataFrame(
+...     {
+...         "run": [1] * 6 + [2] * 6,
+...         "sample": [0, 1, 2, 3, 4, 5] * 2,
+...         "target": ["a", "b", "c"] * 4,
+...         "prediction": list("abcbba") + list("accabb"),
+...     }
+... )"""
+
 # The shared sections of the seven metrics made by _pair_metric_function ({metric}: its name).
 _PAIR_METRIC_SECTIONS = """\
 Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
@@ -567,7 +580,9 @@ def _pair_metric_function(metric: str, doc: str) -> _PairMetricFunction:
         )  # fmt: skip
 
     sections = _PAIR_METRIC_SECTIONS.replace("{metric}", metric)
-    documented = named(pair_metric, metric, doc, parameters_and_returns=sections)
+    documented = named(
+        pair_metric, metric, doc, parameters_and_returns=sections, example_runs=_EXAMPLE_RUNS
+    )
     return constraints(pairwise=Flag(), **UNCERTAINTY)(documented)
 
 
@@ -589,16 +604,7 @@ ec_global = _pair_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.ec_global(df)["ec_global"].item()
     0.16666666666666666
     """,
@@ -624,16 +630,7 @@ ea_kappa = _pair_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.ea_kappa(df)["ea_kappa"].item()
     0.25
     """,
@@ -657,16 +654,7 @@ ec_agreement = _pair_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.ec_agreement(df)["ec_agreement"].item()
     0.6666666666666666
     """,
@@ -690,16 +678,7 @@ ec_corr = _pair_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.ec_corr(df)["ec_corr"].item()
     0.25
     """,
@@ -722,16 +701,7 @@ pa = _pair_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.pa(df)["pa"].item()
     0.5
     """,
@@ -755,16 +725,7 @@ pa_kappa = _pair_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.pa_kappa(df)["pa_kappa"].item()
     0.25
     """,
@@ -791,16 +752,7 @@ cramers_v = _pair_metric_function(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.cramers_v(df)["cramers_v"].item()
     0.5
     """,
@@ -808,6 +760,7 @@ cramers_v = _pair_metric_function(
 
 
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(example_runs=_EXAMPLE_RUNS)
 def summary(
     frame: Any,
     *,
@@ -851,16 +804,7 @@ def summary(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import frameaudit as fa
-    >>> df = pl.DataFrame(
-    ...     {
-    ...         "run": [1] * 6 + [2] * 6,
-    ...         "sample": [0, 1, 2, 3, 4, 5] * 2,
-    ...         "target": ["a", "b", "c"] * 4,
-    ...         "prediction": list("abcbba") + list("accabb"),
-    ...     }
-    ... )
+    <<example_runs>>
     >>> fa.repro.summary(df).select("metric", "mean", "n_pairs")
     shape: (8, 3)
     ┌──────────────┬──────────┬─────────┐
