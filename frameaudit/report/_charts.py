@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
     from frameaudit.report._report import Report
 
-__all__ = ["PALETTE", "WIDTH", "altair", "build", "config", "svg"]
+__all__ = ["PALETTE", "WIDTH", "altair", "build", "config", "estimates", "svg"]
 
 # Okabe & Ito's colour-blind-safe palette (the yellow left out: too light on white)
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
@@ -51,6 +52,59 @@ def config(chart: Any) -> Any:
     )
 
 
+def estimates(
+    data: pl.DataFrame,
+    *,
+    value: str,
+    label: str,
+    reference: float | None,
+    x: Any,
+    y_title: str | None,
+    title: str,
+    subtitle: str,
+    bars: bool = False,
+    tooltip: Sequence[Any] = (),
+) -> Any:
+    """One estimate per row of ``data``: a point (or bar), whiskers and a parity rule.
+
+    A point (or bar) at ``value`` for each ``label``, the bootstrap whiskers
+    ``<value>_lo``–``<value>_hi`` where ``data`` has them, and a dashed rule at ``reference``
+    (what the values would be under parity; None: no rule).
+
+    ``x`` is the Altair X encoding of ``value``; ``subtitle`` says what fair looks like (the
+    whiskers are named after it when drawn).
+    """
+    alt = altair()
+    interval = [f"{value}_lo", f"{value}_hi"]
+    has_ci = all(c in data.columns for c in interval)
+    y = alt.Y(f"{label}:N", title=y_title, sort=None)
+    base = alt.Chart(data)
+    marks = (
+        base.mark_bar(color=PALETTE[0], opacity=0.85)
+        if bars
+        else base.mark_point(filled=True, size=80, color=PALETTE[0])
+    )
+    layers = [marks.encode(x=x, y=y, tooltip=[label, *tooltip])]
+    if has_ci:
+        # over a bar, black whiskers; under a point, the point's colour
+        whiskers = base.mark_rule(color=PALETTE[6] if bars else PALETTE[0], strokeWidth=2)
+        drawn = whiskers.encode(x=f"{interval[0]}:Q", x2=f"{interval[1]}:Q", y=y)
+        layers.insert(len(layers) if bars else 0, drawn)
+        subtitle += " Whiskers: bootstrap intervals."
+    if reference is not None:
+        rule = alt.Chart(pl.DataFrame({"reference": [reference]})).mark_rule(
+            color=PALETTE[3], strokeDash=[5, 3], strokeWidth=2
+        )
+        layers.append(rule.encode(x="reference:Q"))
+    return config(
+        alt.layer(*layers).properties(
+            width=WIDTH,
+            height=max(60, 28 * data.height),
+            title=alt.Title(title, subtitle=subtitle),
+        )
+    )
+
+
 def _per_group(report: Report) -> dict[str, Any]:
     """Each group metric's per-group values, interval whiskers and the parity reference."""
     alt = altair()
@@ -61,46 +115,20 @@ def _per_group(report: Report) -> dict[str, Any]:
     label = pl.concat_str([pl.col(c).cast(pl.String) for c in keys], separator="/").alias("group")
     charts: dict[str, Any] = {}
     for metric in metrics:
-        interval = [f"{metric}_lo", f"{metric}_hi"]
-        has_ci = all(c in report.per_group.columns for c in interval)
-        data = report.per_group.select(
-            label, pl.col(metric).alias("value"), "n", *(interval if has_ci else [])
-        ).filter(pl.col("value").is_finite())
-        parity = data["value"].mean()
-        # the groups are named in the title: a vertical axis title is clipped on a short chart
-        y = alt.Y("group:N", title=None, sort=None)
-        points = (
-            alt.Chart(data)
-            .mark_point(filled=True, size=80, color=PALETTE[0])
-            .encode(
-                x=alt.X("value:Q", title=f"{metric.upper()} per group (V_g)"),
-                y=y,
-                tooltip=["group", "value", "n"],
-            )
+        interval = [c for c in (f"{metric}_lo", f"{metric}_hi") if c in report.per_group.columns]
+        data = report.per_group.select(label, metric, "n", *interval).filter(
+            pl.col(metric).is_finite()
         )
-        layers = [points]
-        if has_ci:
-            whiskers = (
-                alt.Chart(data)
-                .mark_rule(color=PALETTE[0], strokeWidth=2)
-                .encode(x=f"{metric}_lo:Q", x2=f"{metric}_hi:Q", y=y)
-            )
-            layers.insert(0, whiskers)
-        if parity is not None:
-            rule = (
-                alt.Chart(pl.DataFrame({"parity": [parity]}))
-                .mark_rule(color=PALETTE[3], strokeDash=[5, 3], strokeWidth=2)
-                .encode(x="parity:Q")
-            )
-            layers.append(rule)
-        subtitle = "Fair: every point on the dashed line (the groups' mean)."
-        if has_ci:
-            subtitle += " Whiskers: bootstrap intervals."
-        charts[metric] = config(
-            alt.layer(*layers).properties(
-                width=WIDTH,
-                height=max(60, 28 * data.height),
-                title=alt.Title(f"{metric.upper()} by {' × '.join(keys)}", subtitle=subtitle),
-            )
+        # the groups are named in the title: a vertical axis title is clipped on a short chart
+        charts[metric] = estimates(
+            data,
+            value=metric,
+            label="group",
+            reference=data[metric].mean(),
+            x=alt.X(f"{metric}:Q", title=f"{metric.upper()} per group (V_g)"),
+            y_title=None,
+            title=f"{metric.upper()} by {' × '.join(keys)}",
+            subtitle="Fair: every point on the dashed line (the groups' mean).",
+            tooltip=[metric, "n"],
         )
     return charts

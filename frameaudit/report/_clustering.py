@@ -293,44 +293,20 @@ def charts(report: Report) -> dict[str, Any]:
             ),
         )
     )
-    metric = "cluster_balance"
-    interval = [f"{metric}_lo", f"{metric}_hi"]
-    has_ci = all(c in report.per_group.columns for c in interval)
+    interval = [c for c in ("cluster_balance_lo", "cluster_balance_hi") if c in report.per_group]
     data = report.per_group.select(
-        _tables.label([cluster]).alias("cluster_label"),
-        pl.col(metric).alias("balance"),
-        "n",
-        *(interval if has_ci else []),
+        _tables.label([cluster]).alias("cluster_label"), "cluster_balance", "n", *interval
     )
-    y = alt.Y("cluster_label:N", title=cluster, sort=order)
-    layers = [
-        alt.Chart(data)
-        .mark_bar(color=_charts.PALETTE[0])
-        .encode(
-            x=alt.X("balance:Q", title="balance min(ρ_a, ρ_b)", scale=alt.Scale(domainMin=0)),
-            y=y,
-            tooltip=["cluster_label", "balance", "n"],
-        )
-    ]
-    if has_ci:
-        layers.append(
-            alt.Chart(data)
-            .mark_rule(color="#000000", strokeWidth=1.5)
-            .encode(x=f"{interval[0]}:Q", x2=f"{interval[1]}:Q", y=y)
-        )
-    layers.append(
-        alt.Chart(pl.DataFrame({"parity": [1.0]}))
-        .mark_rule(color=_charts.PALETTE[3], strokeDash=[5, 3], strokeWidth=2)
-        .encode(x="parity:Q")
-    )
-    subtitle = "Fair: every bar reaches the dashed line at 1."
-    if has_ci:
-        subtitle += " Whiskers: bootstrap intervals."
-    shown["balance"] = _charts.config(
-        alt.layer(*layers).properties(
-            width=_charts.WIDTH,
-            height=max(60, 28 * data.height),
-            title=alt.Title("Balance of each cluster", subtitle=subtitle),
-        )
+    shown["balance"] = _charts.estimates(
+        data,
+        value="cluster_balance",
+        label="cluster_label",
+        reference=1.0,
+        x=alt.X("cluster_balance:Q", title="balance min(ρ_a, ρ_b)", scale=alt.Scale(domainMin=0)),
+        y_title=cluster,
+        title="Balance of each cluster",
+        subtitle="Fair: every bar reaches the dashed line at 1.",
+        bars=True,
+        tooltip=["cluster_balance", "n"],
     )
     return shown

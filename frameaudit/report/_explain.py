@@ -460,43 +460,21 @@ def _bands_chart(report: Report) -> Any:
 def _correspondence_chart(report: Report) -> Any:
     alt = _charts.altair()
     predicted = report.parameters["predicted"]
-    interval = ["correspondence_lo", "correspondence_hi"]
-    has_ci = all(c in report.per_group.columns for c in interval)
+    interval = [c for c in ("correspondence_lo", "correspondence_hi") if c in report.per_group]
     data = report.per_group.select(
-        _tables.label([predicted]).alias("class"),
-        "correspondence",
-        "n",
-        *(interval if has_ci else []),
+        _tables.label([predicted]).alias("class"), "correspondence", "n", *interval
     )
-    y = alt.Y("class:N", title=None, sort=None)
-    x = alt.X("correspondence:Q", title="mean correspondence", scale=alt.Scale(domain=[0, 1]))
-    layers = [
-        alt.Chart(data)
-        .mark_point(filled=True, size=80, color=_charts.PALETTE[0])
-        .encode(x=x, y=y, tooltip=["class", "correspondence", "n"])
-    ]
-    if has_ci:
-        whiskers = (
-            alt.Chart(data)
-            .mark_rule(color=_charts.PALETTE[0], strokeWidth=2)
-            .encode(x="correspondence_lo:Q", x2="correspondence_hi:Q", y=y)
-        )
-        layers.insert(0, whiskers)
     overall = report.summary.filter(pl.col("metric") == "correspondence")["value"].item()
-    rule = (
-        alt.Chart(pl.DataFrame({"overall": [overall]}))
-        .mark_rule(color=_charts.PALETTE[3], strokeDash=[5, 3], strokeWidth=2)
-        .encode(x="overall:Q")
-    )
-    subtitle = "Supported: points near 1, every class alike (dashed: all queries)."
-    if has_ci:
-        subtitle += " Whiskers: bootstrap intervals."
-    return _charts.config(
-        alt.layer(*layers, rule).properties(
-            width=_charts.WIDTH,
-            height=max(60, 34 * data.height),
-            title=alt.Title(f"Mean correspondence per {predicted} class", subtitle=subtitle),
-        )
+    return _charts.estimates(
+        data,
+        value="correspondence",
+        label="class",
+        reference=overall,
+        x=alt.X("correspondence:Q", title="mean correspondence", scale=alt.Scale(domain=[0, 1])),
+        y_title=None,
+        title=f"Mean correspondence per {predicted} class",
+        subtitle="Supported: points near 1, every class alike (dashed: all queries).",
+        tooltip=["correspondence", "n"],
     )
 
 

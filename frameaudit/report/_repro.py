@@ -258,42 +258,19 @@ def _leave_one_out(report: Report) -> Any:
     alt = _charts.altair()
     run = report.parameters["run"]
     table = report.tables["leave_one_out"]
-    interval = ["leave_one_out_lo", "leave_one_out_hi"]
-    has_ci = all(c in table.columns for c in interval)
-    data = table.select(
-        pl.col(run).cast(pl.String).alias("run"), "leave_one_out", *(interval if has_ci else [])
-    )
-    y = alt.Y("run:N", title="run left out", sort=None)
-    x_title = "consistency of the other runs"
-    layers = [
-        alt.Chart(data)
-        .mark_bar(color=_charts.PALETTE[0], opacity=0.85)
-        .encode(
-            x=alt.X("leave_one_out:Q", title=x_title, scale=alt.Scale(domain=[0, 1])),
-            y=y,
-            tooltip=["run", alt.Tooltip("leave_one_out:Q", format=".3f")],
-        )
-    ]
-    if has_ci:
-        layers.append(
-            alt.Chart(data)
-            .mark_rule(color=_charts.PALETTE[6], strokeWidth=2)
-            .encode(x="leave_one_out_lo:Q", x2="leave_one_out_hi:Q", y=y)
-        )
-    mean = data["leave_one_out"].mean()
-    if mean is not None:
-        layers.append(
-            alt.Chart(pl.DataFrame({"mean": [mean]}))
-            .mark_rule(color=_charts.PALETTE[3], strokeDash=[5, 3], strokeWidth=2)
-            .encode(x="mean:Q")
-        )
-    subtitle = "Reproducible: every bar near 1 and none longer than the rest (dashed: the mean)."
-    if has_ci:
-        subtitle += " Whiskers: bootstrap intervals."
-    return _charts.config(
-        alt.layer(*layers).properties(
-            width=_charts.WIDTH,
-            height=max(60, 26 * data.height),
-            title=alt.Title("Leave-one-out consistency per run", subtitle=subtitle),
-        )
+    interval = [c for c in ("leave_one_out_lo", "leave_one_out_hi") if c in table.columns]
+    data = table.select(pl.col(run).cast(pl.String).alias("run"), "leave_one_out", *interval)
+    return _charts.estimates(
+        data,
+        value="leave_one_out",
+        label="run",
+        reference=data["leave_one_out"].mean(),  # type: ignore[arg-type]
+        x=alt.X(
+            "leave_one_out:Q", title="consistency of the other runs", scale=alt.Scale(domain=[0, 1])
+        ),
+        y_title="run left out",
+        title="Leave-one-out consistency per run",
+        subtitle="Reproducible: every bar near 1 and none longer than the rest (dashed: the mean).",
+        bars=True,
+        tooltip=[alt.Tooltip("leave_one_out:Q", format=".3f")],
     )
