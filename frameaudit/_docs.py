@@ -22,7 +22,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["fill", "named", "shared_docs", "uncertainty_parameters"]
+__all__ = ["fill", "shared_docs", "uncertainty_parameters"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -137,15 +137,3 @@ def shared_docs(**fragments: str) -> Callable[[F], F]:
         return function
 
     return decorate
-
-
-def named(function: F, name: str, doc: str, **fragments: str) -> F:
-    """``function`` (made by a factory) as the public function ``name``, documented by ``doc``.
-
-    Its name and qualified name become ``name`` (as a ``def name`` at module level would give
-    them) and its docstring ``doc`` with the markers filled (:func:`fill`); apply decorators
-    that copy these (``functools.wraps``) afterwards.
-    """
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = fill(doc, **fragments)
-    return function

@@ -175,7 +175,7 @@ def test_the_home_page_shows_the_demo_report_drawn_by_the_code(site: Path, tmp_p
         item="item",
         combo=None,
     )
-    points = dict(re.findall(r"group: ([a-z]+/[a-z]+); value: ([-\d.e]+); n: \d+", chart))
+    points = dict(re.findall(r"group: ([a-z]+/[a-z]+); exp: ([-\d.e]+); n: \d+", chart))
     expected = exp.select(pl.format("{}/{}", "gender", "age"), "exp").rows()
     assert len(points) == len(expected) == 4
     for group, value in expected:

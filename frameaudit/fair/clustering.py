@@ -33,12 +33,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
-from frameaudit._docs import named, uncertainty_parameters
+from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
@@ -527,73 +527,23 @@ _EXAMPLE_CLUSTERING = """\
 ... })"""
 
 
-class _LabelMetricFunction(Protocol):
-    """The type of the four label metrics (their defaults are the factory's definition's).
-
-    mypy checks that the function the factory defines has these parameters and types.
-    """
-
-    def __call__(
-        self,
-        frame: Any,
-        *,
-        cluster: str = ...,
-        group: str = ...,
-        a: Any,
-        b: Any,
-        by: Names | None = ...,
-        per_cluster: bool = ...,
-        point: str | None = ...,
-        weight: str | None = ...,
-        ci: float | None = ...,
-        n_boot: int = ...,
-        seed: int = ...,
-    ) -> Any: ...
-
-
-def _label_metric_function(metric: str, doc: str) -> _LabelMetricFunction:
-    """The public function of the label metric ``metric``, documented by ``doc``.
-
-    The four label metrics differ only in their per-cluster term and its reduction
-    (``_LABEL_METRICS``): one definition of their signature, checks and forwarding.
-    """
-
-    def label_metric(
-        frame: Any,
-        *,
-        cluster: str = "cluster",
-        group: str = "group",
-        a: Any,
-        b: Any,
-        by: Names | None = None,
-        per_cluster: bool = False,
-        point: str | None = None,
-        weight: str | None = None,
-        ci: float | None = None,
-        n_boot: int = 1000,
-        seed: int = 0,
-    ) -> Any:
-        return _label_metric(
-            frame,
-            metric,
-            cluster=cluster,
-            group=group,
-            a=a,
-            b=b,
-            by=by,
-            per_cluster=per_cluster,
-            point=point,
-            weight=weight,
-            bootstrap=_bootstrap(ci, n_boot, seed),
-        )
-
-    fragments = {"uncertainty": _POINT_UNCERTAINTY, "example_clustering": _EXAMPLE_CLUSTERING}
-    documented = named(label_metric, metric, doc, **fragments)
-    return constraints(per_cluster=Flag(), **UNCERTAINTY)(documented)
-
-
-cluster_balance = _label_metric_function(
-    "cluster_balance",
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
+@shared_docs(uncertainty=_POINT_UNCERTAINTY, example_clustering=_EXAMPLE_CLUSTERING)
+def cluster_balance(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Cluster balance (Chierichetti et al. 2017, as in holisticai): the worst representation.
 
     .. math::
@@ -668,12 +618,39 @@ cluster_balance = _label_metric_function(
     │ 1       ┆ 2   ┆ 1   ┆ 1.666667 ┆ 0.555556 ┆ 0.555556        │
     │ 2       ┆ 1   ┆ 1   ┆ 1.25     ┆ 0.833333 ┆ 0.833333        │
     └─────────┴─────┴─────┴──────────┴──────────┴─────────────────┘
-    """,
-)
+    """
+    return _label_metric(
+        frame,
+        "cluster_balance",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
+    )
 
 
-min_cluster_ratio = _label_metric_function(
-    "min_cluster_ratio",
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
+@shared_docs(example_clustering=_EXAMPLE_CLUSTERING)
+def min_cluster_ratio(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Minimum cluster ratio (holisticai): the cluster where a is scarcest relative to b.
 
     .. math::
@@ -699,12 +676,39 @@ min_cluster_ratio = _label_metric_function(
     0.25
     >>> fa.fair.min_cluster_ratio(df, a="b", b="a", per_cluster=True)["min_cluster_ratio"].to_list()
     [4.0, 0.5, 1.0]
-    """,
-)
+    """
+    return _label_metric(
+        frame,
+        "min_cluster_ratio",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
+    )
 
 
-cluster_distribution_tv = _label_metric_function(
-    "cluster_distribution_tv",
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
+@shared_docs(example_clustering=_EXAMPLE_CLUSTERING)
+def cluster_distribution_tv(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Total variation between the groups' distributions over clusters (holisticai).
 
     .. math::
@@ -727,12 +731,39 @@ cluster_distribution_tv = _label_metric_function(
     <<example_clustering>>
     >>> round(fa.fair.cluster_distribution_tv(df, a="a", b="b").item(), 6)
     0.416667
-    """,
-)
+    """
+    return _label_metric(
+        frame,
+        "cluster_distribution_tv",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
+    )
 
 
-cluster_distribution_kl = _label_metric_function(
-    "cluster_distribution_kl",
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
+@shared_docs(example_clustering=_EXAMPLE_CLUSTERING)
+def cluster_distribution_kl(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""KL divergence of group a's distribution over clusters from group b's (holisticai).
 
     .. math::
@@ -754,8 +785,20 @@ cluster_distribution_kl = _label_metric_function(
     <<example_clustering>>
     >>> round(fa.fair.cluster_distribution_kl(df, a="a", b="b").item(), 6)
     0.405465
-    """,
-)
+    """
+    return _label_metric(
+        frame,
+        "cluster_distribution_kl",
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        bootstrap=_bootstrap(ci, n_boot, seed),
+    )
 
 
 # --- social fairness ratio -------------------------------------------------------------------

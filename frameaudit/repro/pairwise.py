@@ -25,11 +25,11 @@ predictions × the replicates (see :func:`_confusion`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._docs import named, shared_docs
+from frameaudit._docs import shared_docs
 from frameaudit._engine import cached, frame_from_columns
 from frameaudit._expr import aggregate, null_float, over, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
@@ -518,7 +518,7 @@ _EXAMPLE_RUNS = """\
 ...     }
 ... )"""
 
-# The shared sections of the seven metrics made by _pair_metric_function ({metric}: its name).
+# The shared sections of the seven pair metrics but EC_l ({metric}: the metric's name).
 _PAIR_METRIC_SECTIONS = """\
 Parameters as for :func:`ec_local` (whose ``empty_union`` option is its own).
 
@@ -529,65 +529,27 @@ mean over pairs) and the summary statistics; with ``pairwise=True``, one row per
 ``ci``, the interval columns as for :func:`ec_local`."""
 
 
-class _PairMetricFunction(Protocol):
-    """The type of the pair metrics but EC_ℓ (their defaults are the factory's definition's).
-
-    mypy checks that the function the factory defines has these parameters and types.
-    """
-
-    def __call__(
-        self,
-        frame: Any,
-        *,
-        run: str = ...,
-        sample: str = ...,
-        target: str = ...,
-        prediction: str = ...,
-        by: Names | None = ...,
-        pairwise: bool = ...,
-        weight: str | None = ...,
-        ci: float | None = ...,
-        n_boot: int = ...,
-        seed: int = ...,
-    ) -> Any: ...
+def _pair_sections(metric: str) -> str:
+    """The "Parameters as for ..." and Returns sections of the pair metric ``metric``."""
+    return _PAIR_METRIC_SECTIONS.replace("{metric}", metric)
 
 
-def _pair_metric_function(metric: str, doc: str) -> _PairMetricFunction:
-    """The public function of the pair metric ``metric``, documented by ``doc``.
-
-    Every pair metric but EC_ℓ (whose ``empty_union`` option is its own) has this signature
-    and forwards to :func:`_compute`: one definition of both.
-    """
-
-    def pair_metric(
-        frame: Any,
-        *,
-        run: str = "run",
-        sample: str = "sample",
-        target: str = "target",
-        prediction: str = "prediction",
-        by: Names | None = None,
-        pairwise: bool = False,
-        weight: str | None = None,
-        ci: float | None = None,
-        n_boot: int = 1000,
-        seed: int = 0,
-    ) -> Any:
-        return _compute(
-            frame, metric, run=run, sample=sample, target=target, prediction=prediction,
-            by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci,
-            n_boot=n_boot, seed=seed,
-        )  # fmt: skip
-
-    sections = _PAIR_METRIC_SECTIONS.replace("{metric}", metric)
-    documented = named(
-        pair_metric, metric, doc, parameters_and_returns=sections, example_runs=_EXAMPLE_RUNS
-    )
-    return constraints(pairwise=Flag(), **UNCERTAINTY)(documented)
-
-
-ec_global = _pair_metric_function(
-    "ec_global",
+@constraints(pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(parameters_and_returns=_pair_sections("ec_global"), example_runs=_EXAMPLE_RUNS)
+def ec_global(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Global error consistency EC_g: the share of all samples both runs get wrong.
 
     For a pair of runs, :math:`\mathrm{EC}_g = |e_a \cap e_b| / n` (Levman et al. 2023). It
@@ -607,12 +569,30 @@ ec_global = _pair_metric_function(
     <<example_runs>>
     >>> fa.repro.ec_global(df)["ec_global"].item()
     0.16666666666666666
-    """,
-)
+    """
+    return _compute(
+        frame, "ec_global", run=run, sample=sample, target=target, prediction=prediction,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
+    )  # fmt: skip
 
 
-ea_kappa = _pair_metric_function(
-    "ea_kappa",
+@constraints(pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(parameters_and_returns=_pair_sections("ea_kappa"), example_runs=_EXAMPLE_RUNS)
+def ea_kappa(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Kappa-based error agreement EA_κ: Cohen's κ of two runs' binary error vectors.
 
     With p_o the share of samples where both runs are right or both wrong and p_e the same share
@@ -633,12 +613,30 @@ ea_kappa = _pair_metric_function(
     <<example_runs>>
     >>> fa.repro.ea_kappa(df)["ea_kappa"].item()
     0.25
-    """,
-)
+    """
+    return _compute(
+        frame, "ea_kappa", run=run, sample=sample, target=target, prediction=prediction,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
+    )  # fmt: skip
 
 
-ec_agreement = _pair_metric_function(
-    "ec_agreement",
+@constraints(pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(parameters_and_returns=_pair_sections("ec_agreement"), example_runs=_EXAMPLE_RUNS)
+def ec_agreement(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Error agreement: the share of samples where both runs are right or both wrong.
 
     :math:`\operatorname{mean}(e_a = e_b) = (|e_a \cap e_b| + n - |e_a \cup e_b|) / n`, the
@@ -657,12 +655,30 @@ ec_agreement = _pair_metric_function(
     <<example_runs>>
     >>> fa.repro.ec_agreement(df)["ec_agreement"].item()
     0.6666666666666666
-    """,
-)
+    """
+    return _compute(
+        frame, "ec_agreement", run=run, sample=sample, target=target, prediction=prediction,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
+    )  # fmt: skip
 
 
-ec_corr = _pair_metric_function(
-    "ec_corr",
+@constraints(pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(parameters_and_returns=_pair_sections("ec_corr"), example_runs=_EXAMPLE_RUNS)
+def ec_corr(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Error correlation: Pearson's φ between two runs' binary error vectors.
 
     :math:`\varphi = (ad - bc) / \sqrt{n_a (n - n_a)\, n_b (n - n_b)}` for the 2×2 table of
@@ -681,12 +697,30 @@ ec_corr = _pair_metric_function(
     <<example_runs>>
     >>> fa.repro.ec_corr(df)["ec_corr"].item()
     0.25
-    """,
-)
+    """
+    return _compute(
+        frame, "ec_corr", run=run, sample=sample, target=target, prediction=prediction,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
+    )  # fmt: skip
 
 
-pa = _pair_metric_function(
-    "pa",
+@constraints(pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(parameters_and_returns=_pair_sections("pa"), example_runs=_EXAMPLE_RUNS)
+def pa(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Percent agreement: the share of samples on which two runs predict the same class.
 
     :math:`A / n` with :math:`A = \#\{s : \hat y_a(s) = \hat y_b(s)\}`. It ignores the target.
@@ -704,12 +738,30 @@ pa = _pair_metric_function(
     <<example_runs>>
     >>> fa.repro.pa(df)["pa"].item()
     0.5
-    """,
-)
+    """
+    return _compute(
+        frame, "pa", run=run, sample=sample, target=target, prediction=prediction,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
+    )  # fmt: skip
 
 
-pa_kappa = _pair_metric_function(
-    "pa_kappa",
+@constraints(pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(parameters_and_returns=_pair_sections("pa_kappa"), example_runs=_EXAMPLE_RUNS)
+def pa_kappa(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Prediction agreement κ: Cohen's κ of two runs' predicted classes.
 
     :math:`\kappa = (p_o - p_e) / (1 - p_e)` with p_o = A/n (:func:`pa`) and
@@ -728,12 +780,30 @@ pa_kappa = _pair_metric_function(
     <<example_runs>>
     >>> fa.repro.pa_kappa(df)["pa_kappa"].item()
     0.25
-    """,
-)
+    """
+    return _compute(
+        frame, "pa_kappa", run=run, sample=sample, target=target, prediction=prediction,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
+    )  # fmt: skip
 
 
-cramers_v = _pair_metric_function(
-    "cramers_v",
+@constraints(pairwise=Flag(), **UNCERTAINTY)
+@shared_docs(parameters_and_returns=_pair_sections("cramers_v"), example_runs=_EXAMPLE_RUNS)
+def cramers_v(
+    frame: Any,
+    *,
+    run: str = "run",
+    sample: str = "sample",
+    target: str = "target",
+    prediction: str = "prediction",
+    by: Names | None = None,
+    pairwise: bool = False,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
     r"""Cramér's V of the table of two runs' predicted classes.
 
     :math:`V = \sqrt{\chi^2 / (n \,(\min(r, c) - 1))}` for the r × c contingency table of
@@ -755,8 +825,12 @@ cramers_v = _pair_metric_function(
     <<example_runs>>
     >>> fa.repro.cramers_v(df)["cramers_v"].item()
     0.5
-    """,
-)
+    """
+    return _compute(
+        frame, "cramers_v", run=run, sample=sample, target=target, prediction=prediction,
+        by=by, empty_union="null", pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
+        seed=seed,
+    )  # fmt: skip
 
 
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
