@@ -324,14 +324,35 @@ def _report_parser(commands: Any) -> None:
     def family(name: str, rows: str, units: str, needs: str = "") -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = families.add_parser(name, help=rows)
         if name != "explain":
-            parser.add_argument("file", metavar="FILE", help=f"the data file: {rows}")
+            layout = rows.partition(": ")[2]  # "one row per ..."
+            parser.add_argument("file", metavar="FILE", help=f"the data file, {layout}")
         _output_options(parser)
         _gate_options(parser, units, needs)
         return parser
 
     ranking = family(
-        "ranking", "fair-ranking metrics: one row per ranked item", "ranking", " (needs --ranking)"
+        "ranking", "fair ranking: one row per ranked item", "rankings", " (needs --ranking)"
     )
+    _ranking_options(ranking)
+    clustering = family(
+        "clustering", "clustering fairness: one row per point", "points", " (needs --point)"
+    )
+    _clustering_options(clustering)
+    repro_ = family("repro", "reproducibility: one row per (run, sample)", "samples")
+    for role in ("run", "sample", "target", "prediction"):
+        repro_.add_argument(f"--{role}", default=role, help=f"{role} column (default: {role})")
+
+    explain_ = family(
+        "explain",
+        "case-based correspondence (one row per query and neighbour) and explanation cohesion "
+        "(one row per group and feature)",
+        "queries",
+    )
+    _explain_options(explain_)
+
+
+def _ranking_options(ranking: argparse.ArgumentParser) -> None:
+    """The fair-ranking report's column roles and options."""
     ranking.add_argument("--rank", default="rank", help="1-based position column (default: rank)")
     ranking.add_argument(
         "--group",
@@ -361,9 +382,9 @@ def _report_parser(commands: Any) -> None:
         "--decay", type=float, default=0.5, help="ERBE/ERBP/ERBR's decay in [0, 1) (default 0.5)"
     )
 
-    clustering = family(
-        "clustering", "clustering fairness: one row per point", "point", " (needs --point)"
-    )
+
+def _clustering_options(clustering: argparse.ArgumentParser) -> None:
+    """The clustering report's column roles and compared groups."""
     clustering.add_argument(
         "--cluster", default="cluster", help="cluster label column (default: cluster)"
     )
@@ -380,16 +401,9 @@ def _report_parser(commands: Any) -> None:
     )
     clustering.add_argument("--point", help="point id column, for --ci (default: none)")
 
-    repro_ = family("repro", "reproducibility: one row per (run, sample)", "samples")
-    for role in ("run", "sample", "target", "prediction"):
-        repro_.add_argument(f"--{role}", default=role, help=f"{role} column (default: {role})")
 
-    explain_ = family(
-        "explain",
-        "case-based correspondence (one row per query and neighbour) and explanation cohesion "
-        "(one row per group and feature)",
-        "queries",
-    )
+def _explain_options(explain_: argparse.ArgumentParser) -> None:
+    """The explanation report's files and column roles."""
     explain_.add_argument(
         "file",
         metavar="FILE",

@@ -196,6 +196,18 @@ _QUERY_UNCERTAINTY = uncertainty_parameters(
 )
 
 
+def _check_comparable(lf: nw.LazyFrame[Any], label: str, predicted: str) -> None:
+    """The label and the prediction are classes of the same kind (text, numeric, boolean)."""
+    schema = lf.collect_schema()
+    if _kind(schema[label]) != _kind(schema[predicted]):
+        msg = (
+            f"label={label!r} ({schema[label]}) and predicted={predicted!r} "
+            f"({schema[predicted]}): expected comparable class columns (both text, both "
+            "numeric or both boolean)"
+        )
+        raise InvalidDtypeError(msg)
+
+
 @constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0), **UNCERTAINTY)
 @shared_docs(uncertainty=_QUERY_UNCERTAINTY)
 def correspondence(
@@ -365,14 +377,7 @@ def correspondence(
         )
     lf = source.frame
     keys = list(dict.fromkeys([*by_names, *query_names]))
-    schema = lf.collect_schema()
-    if _kind(schema[label]) != _kind(schema[predicted]):
-        msg = (
-            f"label={label!r} ({schema[label]}) and predicted={predicted!r} "
-            f"({schema[predicted]}): expected comparable class columns (both text, both "
-            "numeric or both boolean)"
-        )
-        raise InvalidDtypeError(msg)
+    _check_comparable(lf, label, predicted)
     weights = {weight: "weight"} if weight is not None else {}
     checks = [
         validate.non_empty(lf, "correspondence"),

@@ -148,27 +148,9 @@ def _prepare(
 ) -> _Prepared:
     """Validate the schema, bring the frame into the engine, join the group mapping."""
     values = dict(values or {})
-    if bootstrap is not None and ranking is None:
-        msg = (
-            f"ci={bootstrap.level!r}: intervals resample rankings; give ranking= the column(s) "
-            "identifying them (a single ranking gives no interval)"
-        )
-        raise InvalidParameterError(msg)
-    if groups is not None:
-        if isinstance(group, (list, tuple)):
-            msg = (
-                f"group={group!r}: with groups= (a mapping) give one name for the group "
-                "column of the mapping and of the output"
-            )
-            raise InvalidParameterError(msg)
-        # the mapping's group column (and the output's): one name, not a column of the frame
-        group_names = column_names(Role("group", group))
-        if item is None:
-            msg = "item=None: groups= (a mapping from item to group) needs item= to join on"
-            raise InvalidParameterError(msg)
-        if group_names[0] == metric:
-            msg = f"group={group!r}: {metric!r} is an output column of this metric; rename it"
-            raise InvalidParameterError(msg)
+    mapped_group = _check_options(
+        metric, group=group, ranking=ranking, item=item, groups=groups, bootstrap=bootstrap
+    )
     bound = bind(
         frame,
         [
@@ -190,8 +172,7 @@ def _prepare(
     )
     source = bound.source
     lf = source.frame
-    if groups is None:
-        group_names = bound.columns.get("group", [])
+    group_names = bound.columns.get("group", []) if mapped_group is None else [mapped_group]
     ranking_names, by_names = bound.columns["ranking"], bound.columns["by"]
     if groups is not None and group_names[0] in lf.collect_schema().names():
         msg = (
@@ -221,11 +202,8 @@ def _prepare(
     mapping = None
     if groups is not None:
         assert item is not None
-        mapping, mapping_checks = _mapping(groups, source, item=item, group=group_names[0])
+        lf, mapping, mapping_checks = _join_mapping(lf, groups, source, item, group_names[0])
         checks += mapping_checks
-        lf = lf.join(mapping, on=item, how="left")
-        unmapped = lf.filter(nw.col(group_names[0]).is_null()).select(nw.col(item))
-        checks.append(_unmapped_check(unmapped, item))
     resampled = None if bootstrap is None else resampling(lf, rankings, bootstrap, source)
     return _Prepared(
         source,
@@ -242,6 +220,57 @@ def _prepare(
         bootstrap,
         resampled,
     )
+
+
+def _check_options(
+    metric: str,
+    *,
+    group: Names | None,
+    ranking: Names | None,
+    item: str | None,
+    groups: GroupMapping | None,
+    bootstrap: Bootstrap | None,
+) -> str | None:
+    """The options checked against each other, reading no data.
+
+    Returns, with ``groups=``, the name of the mapping's group column (and the output's),
+    which is not a column of the frame; None without a mapping.
+    """
+    if bootstrap is not None and ranking is None:
+        msg = (
+            f"ci={bootstrap.level!r}: intervals resample rankings; give ranking= the column(s) "
+            "identifying them (a single ranking gives no interval)"
+        )
+        raise InvalidParameterError(msg)
+    if groups is None:
+        return None
+    if isinstance(group, (list, tuple)):
+        msg = (
+            f"group={group!r}: with groups= (a mapping) give one name for the group "
+            "column of the mapping and of the output"
+        )
+        raise InvalidParameterError(msg)
+    (name,) = column_names(Role("group", group))
+    if item is None:
+        msg = "item=None: groups= (a mapping from item to group) needs item= to join on"
+        raise InvalidParameterError(msg)
+    if name == metric:
+        msg = f"group={group!r}: {metric!r} is an output column of this metric; rename it"
+        raise InvalidParameterError(msg)
+    return name
+
+
+def _join_mapping(
+    lf: nw.LazyFrame[Any], groups: GroupMapping, source: Source, item: str, group: str
+) -> tuple[nw.LazyFrame[Any], nw.LazyFrame[Any], list[validate.Check]]:
+    """``lf`` with each item's group from ``groups``, the mapping, and their checks.
+
+    The checks: the mapping's own, and every item of ``lf`` mapped.
+    """
+    mapping, checks = _mapping(groups, source, item=item, group=group)
+    joined = lf.join(mapping, on=item, how="left")
+    unmapped = joined.filter(nw.col(group).is_null()).select(nw.col(item))
+    return joined, mapping, [*checks, _unmapped_check(unmapped, item)]
 
 
 def _mapping(
