@@ -327,8 +327,10 @@ def test_seeds_give_different_intervals() -> None:
     frame = _frame(3, n=100, k=3)
     first = _call(SFR, frame, point="id", ci=0.9, n_boot=200, seed=1)
     second = _call(SFR, frame, point="id", ci=0.9, n_boot=200, seed=2)
-    assert first[SFR].item() == second[SFR].item()
-    assert first[f"{SFR}_lo"].item() != second[f"{SFR}_lo"].item()
+    # the point estimate does not depend on the seed (up to the last bit: Polars' parallel
+    # grouped sums may add in another order from one call to the next)
+    assert first[SFR].item() == pytest.approx(second[SFR].item(), rel=1e-14)
+    assert first[f"{SFR}_lo"].item() != pytest.approx(second[f"{SFR}_lo"].item(), rel=1e-6)
 
 
 def test_point_ids_may_repeat_across_partitions() -> None:
