@@ -6,7 +6,7 @@ import inspect
 import re
 from pathlib import Path
 
-import polars as pl
+from docs_examples import printed_and_shown
 
 from frameaudit import datasets, explain, fair, repro
 
@@ -51,29 +51,14 @@ def test_readme_commands_match_ci() -> None:
     assert "frameaudit demo" in readme
 
 
-def _example(page: str) -> tuple[str, str]:
-    """A page's first Python example's printed output, and the output the page shows."""
-    import contextlib
-    import io
-    import re
-
-    text = (ROOT / "docs" / page).read_text()
-    code, shown = re.search(r"```python\n(.*?)```\n\n```text\n(.*?)```", text, re.S).groups()  # type: ignore[union-attr]
-    printed = io.StringIO()
-    # the example sets Polars' display options: restored afterwards for the other tests
-    with pl.Config(), contextlib.redirect_stdout(printed):
-        exec(compile(code, page, "exec"), {})
-    return printed.getvalue(), shown
-
-
 def test_uncertainty_page_shows_what_its_example_prints() -> None:
     """The page's example output is what the code prints today (every number in it)."""
-    printed, shown = _example("uncertainty.md")
+    printed, shown = printed_and_shown("uncertainty.md")
     assert printed == shown
 
 
 def test_report_page_shows_what_its_example_prints() -> None:
     """The reports page prints a whole report and a gate's verdicts, as they are today."""
-    printed, shown = _example("report.md")
+    printed, shown = printed_and_shown("report.md")
     assert printed == shown
     assert "shape:" not in printed

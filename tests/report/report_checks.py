@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
+from docs_examples import printed_and_shown
 from polars.testing import assert_frame_equal
 
 from frameaudit.report import Report
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # the only URLs a report may hold: XML namespaces, never a resource to fetch
 NAMESPACES = ("http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink")
@@ -76,13 +72,4 @@ def round_trips(report: Report) -> Report:
 
 def docs_example(heading: str) -> tuple[str, str]:
     """What the first example of a section of docs/report.md prints, and what the page shows."""
-    page = (ROOT / "docs" / "report.md").read_text()
-    section = page.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
-    found = re.search(r"```python\n(.*?)```\n\n```text\n(.*?)```", section, re.S)
-    assert found is not None
-    code, shown = found.groups()
-    printed = io.StringIO()
-    # the example may set Polars' display options: restored afterwards for the other tests
-    with pl.Config(), contextlib.redirect_stdout(printed):
-        exec(compile(code, "report.md", "exec"), {})
-    return printed.getvalue(), shown
+    return printed_and_shown("report.md", heading)

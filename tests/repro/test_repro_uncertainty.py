@@ -11,11 +11,7 @@ and for what they do with few samples, undefined replicates and NaN.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -23,6 +19,7 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import Constructor, assert_frame_close, to_polars
+from docs_examples import printed_and_shown
 from reference.repro import (
     METRICS,
     Part,
@@ -580,12 +577,5 @@ def test_every_metric_checks_its_weight(name: str) -> None:
 
 def test_repro_page_shows_what_its_uncertainty_example_prints() -> None:
     """docs/repro.md's interval example prints what the page shows (every number in it)."""
-    page = (Path(__file__).resolve().parents[2] / "docs" / "repro.md").read_text()
-    section = page[page.index("## Uncertainty and sample weights") :]
-    found = re.search(r"```python\n(.*?)```\n\n```text\n(.*?)```", section, re.S)
-    assert found is not None
-    code, shown = found.groups()
-    printed = io.StringIO()
-    with pl.Config(), contextlib.redirect_stdout(printed):
-        exec(compile(code, "repro.md", "exec"), {})
-    assert printed.getvalue() == shown
+    printed, shown = printed_and_shown("repro.md", "Uncertainty and sample weights")
+    assert printed == shown
