@@ -14,7 +14,6 @@ Nothing of it is committed: the numbers and charts on these pages are the code's
 
 from __future__ import annotations
 
-import html
 import importlib
 import re
 from pathlib import Path
@@ -100,7 +99,7 @@ def _output(output: Any) -> str:
 
 def _one_line(markup: str) -> str:
     """HTML without blank lines, so that Markdown keeps it as one raw block."""
-    return "\n".join(line for line in markup.splitlines() if line.strip()) or html.escape(markup)
+    return "\n".join(line for line in markup.splitlines() if line.strip())
 
 
 def _tables(text: str) -> list[list[dict[str, str]]]:
