@@ -45,7 +45,6 @@ from frameaudit._engine.kernels import (
 )
 from frameaudit._engine.plans import cached, count_distinct
 from frameaudit._engine.resample import (
-    COUNT,
     MAX_SEED,
     POINT,
     REPLICATE,
@@ -58,7 +57,6 @@ from frameaudit._engine.resample import (
 from frameaudit._engine.screens import agreement_screen, sorted_screen
 
 __all__ = [
-    "COUNT",
     "MAX_SEED",
     "NEIGHBOURS",
     "POINT",

@@ -18,8 +18,9 @@ the result h is uniform on [0, p) and :math:`k = \#\{j : h \ge T_j\}` with
 :math:`T_j = \lceil p\,F(j) \rceil`, F the Poisson(1) distribution function.
 
 A family computes its metric from per-unit sums; with a bootstrap it pairs those sums with
-every replicate (:meth:`Resampling.counted`: the count ``COUNT`` of the unit in it),
-multiplies, and adds ``REPLICATE`` to its partition keys: the rest of its plan is unchanged.
+every replicate that draws the unit (:meth:`Resampling.counted`: the count ``COUNT`` of the
+unit in it, drawn once per (unit, replicate) by :meth:`Resampling.draws`), multiplies, and
+adds ``REPLICATE`` to its partition keys: the rest of its plan is unchanged.
 The point estimate is the replicate ``POINT`` (every count 1). :func:`interval` turns the replicate
 values into the percentile interval.
 """
@@ -34,7 +35,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source, frame_from_columns
-from frameaudit._engine.plans import cached
+from frameaudit._engine.plans import cached, join_small
 from frameaudit._expr import aggregate, null_float, over
 
 __all__ = [
@@ -172,18 +173,28 @@ class Resampling:
     numbers: nw.LazyFrame[Any]
     bootstrap: Bootstrap
 
-    def counted(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-        """``frame`` (rows keyed by the unit columns) × replicates, with ``REPLICATE``, ``COUNT``.
+    def draws(self) -> nw.LazyFrame[Any]:
+        """Every (unit, replicate) pair that counts the unit: ``_UNIT``, ``REPLICATE``, ``COUNT``.
 
-        The point replicate ``POINT`` counts every unit once.
+        The count is drawn once per pair (and is 1 in the point replicate ``POINT``); a pair
+        whose count is 0 has no row (about 1/e of them). Cached: the plans that pair several
+        per-unit frames with the replicates draw the counts once.
         """
-        paired = frame.join(self.indexed, on=self.units, how="inner").join(
-            self.numbers, how="cross"
-        )
+        paired = self.indexed.select(_UNIT, _MIXED).join(self.numbers, how="cross")
         drawn = _counts(paired, REPLICATE, self.bootstrap.seed, "__fa_drawn")
         point = nw.col(REPLICATE) == POINT
         count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(nw.col("__fa_drawn"))
-        return drawn.with_columns(count.alias(COUNT)).drop(_UNIT, _MIXED, "__fa_drawn")
+        return drawn.select(_UNIT, REPLICATE, count.alias(COUNT)).filter(nw.col(COUNT) > 0)
+
+    def counted(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+        """``frame`` (rows keyed by the unit columns) × the replicates that draw their unit.
+
+        Each row appears once per replicate whose count ``COUNT`` of its unit is at least 1,
+        with ``REPLICATE`` and ``COUNT`` (the point replicate ``POINT`` counts every unit once).
+        """
+        units = self.indexed.select(*self.units, _UNIT)
+        paired = frame.join(units, on=self.units, how="inner")
+        return join_small(self.draws(), paired, _UNIT).drop(_UNIT)
 
     def summed(
         self,
@@ -195,9 +206,10 @@ class Resampling:
         """The columns ``sums`` of ``frame`` summed per (partition, ``REPLICATE``, ``keys``).
 
         Each unit counts ``COUNT`` times in each replicate; a (partition, replicate, keys) that no
-        drawn unit holds has no row. The rows are first summed per unit
-        (so the replicates multiply units × keys, not rows), and the keys (e.g. a group, maybe
-        a text column) are replaced by their number for the large aggregation.
+        drawn unit holds has no row. The rows are first summed per unit (so the replicates
+        multiply units × keys, not rows), the counts are drawn once per (unit, replicate)
+        whatever the number of keys, and the keys (e.g. a group, maybe a text column) are
+        replaced by their number for the large aggregation.
         """
         keys = list(keys)
         totals = [nw.col(c).sum() for c in sums]
@@ -205,12 +217,10 @@ class Resampling:
         if keys:
             labels = cached(per_unit.select(keys).unique().with_row_index(_KEY, order_by=keys))
             per_unit = per_unit.join(labels, on=keys, how="inner").drop(*keys)
-        # a unit drawn 0 times adds nothing: a third of the pairs leave before the aggregation
+        # a unit drawn 0 times adds nothing: draws() has no row for it
         # (a key no drawn unit holds has no row in that replicate, as in resampled data)
-        counted = (
-            self.counted(per_unit)
-            .filter(nw.col(COUNT) > 0)
-            .with_columns(*((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums))
+        counted = self.counted(per_unit).with_columns(
+            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums)
         )
         summed = aggregate(counted, [*partition, REPLICATE, *([_KEY] if keys else [])], *totals)
         if not keys:

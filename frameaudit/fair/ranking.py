@@ -40,7 +40,6 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
-    COUNT,
     REPLICATE,
     UNDEFINED,
     Bootstrap,
@@ -349,7 +348,7 @@ def _distinct_items(prep: _Prepared) -> nw.LazyFrame[Any]:
     frame = prep.frame
     if prep.resampling is not None:
         rows = frame.select(*prep.rankings, *prep.groups, prep.item)
-        frame = prep.resampling.counted(rows).filter(nw.col(COUNT) > 0)
+        frame = prep.resampling.counted(rows)
     return count_distinct(frame, keys, {prep.item: _SIZE})
 
 
