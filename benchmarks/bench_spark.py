@@ -1,0 +1,135 @@
+"""PySpark at scale: every ranking metric against a bare ``groupBy`` over the same rows.
+
+    python benchmarks/bench_spark.py            # 10M rows (100,000 rankings x 100 items)
+    python benchmarks/bench_spark.py --quick    # 100,000 rows, a smoke run
+
+The rankings are written once to Parquet under /tmp and read with ``spark.read.parquet`` in a
+local[2] session (Spark's default settings otherwise: adaptive query execution on). Each
+metric is called on the DataFrame (``ranking=`` the ranking, ``group=`` the group, the roles
+of ``ROLES``) and its result is run to Spark's ``noop`` sink, which computes every row and
+writes none: the time of the call (which starts no job) and of the run are measured apart.
+The reference, in the same session and run: the bare query summing 1/log2(rank+1) by
+ranking and group, to the same sink. Targets: EXP within 3x and NDKL within 6x of the bare
+query. Results are printed and written to benchmarks/results/spark.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as sf
+
+import frameaudit as fa
+from frameaudit.datasets import biased_rankings
+
+RESULTS = Path(__file__).parent / "results" / "spark.md"
+DATA = Path("/tmp/frameaudit_spark")
+METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
+ROLES: dict[str, dict[str, str]] = {
+    "expu": {"relevance": "relevance"},
+    "expru": {"relevance": "relevance", "ctr": "ctr"},
+    "erbr": {"relevance": "relevant"},
+    "iaa": {"relevance": "relevance"},
+}
+TARGETS = {"exp": 3.0, "ndkl": 6.0}
+
+
+def write_rankings(num_rankings: int) -> Path:
+    """The rankings as Parquet (one file per 100,000 rankings), made once per size."""
+    folder = DATA / f"{num_rankings}"
+    if (folder / "_done").exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for start in range(0, num_rankings, 100_000):
+        count = min(100_000, num_rankings - start)
+        log = biased_rankings([0.3, 0.7], 100, phi=0.5, num_rankings=count, seed=start)
+        rng = np.random.default_rng(start)
+        relevance = rng.random(log.height)
+        log.with_columns(
+            pl.col("ranking") + start,
+            pl.Series("relevance", relevance),
+            pl.Series("relevant", (relevance > 0.5).astype(np.int64)),
+            pl.Series("ctr", rng.random(log.height)),
+        ).write_parquet(folder / f"part-{start:09d}.parquet")
+    (folder / "_done").touch()
+    return folder
+
+
+def run(frame: DataFrame) -> None:
+    """Compute every row of ``frame`` and write none (Spark's benchmarking sink)."""
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def best(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    num_rankings, repeats = (1_000, 1) if args.quick else (100_000, 3)
+    folder = write_rankings(num_rankings)
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.driver.memory", "8g")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    log = spark.read.parquet(str(folder))
+    rows = log.count()
+    bare_query = log.groupBy("ranking", "group").agg(
+        sf.sum(1.0 / sf.log2(sf.col("rank") + 1.0)).alias("exposure")
+    )
+    run(bare_query)  # warm-up: the JVM's code generation and the file listing
+    bare = best(lambda: run(bare_query), repeats)
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with "
+        f"`python benchmarks/bench_spark.py`{' --quick' if args.quick else ''} "
+        f"(PySpark {spark.version}, local[2], best of {repeats}).",
+        "",
+        f'{rows:,} rows ({num_rankings:,} rankings x 100 items) read from Parquet. "call" is '
+        'the metric call itself (it starts no job); "run" computes its result to Spark\'s '
+        '`noop` sink; "vs bare" divides call + run by the bare query summing 1/log2(rank+1) '
+        f"by ranking and group over the same rows, to the same sink: {bare:.2f} s.",
+        "",
+        "| metric | call (s) | run (s) | vs bare | target |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for metric in METRICS:
+        roles = {"ranking": "ranking", **ROLES.get(metric, {})}
+        if metric != "iaa":
+            roles["group"] = "group"
+        function = getattr(fa.fair, metric)
+        call = best(lambda f=function, r=roles: f(log, **r), repeats)  # type: ignore[misc]
+        result = function(log, **roles)
+        seconds = best(lambda r=result: run(r), repeats)  # type: ignore[misc]
+        target = f"≤ {TARGETS[metric]:.0f}x" if metric in TARGETS else ""
+        line = (
+            f"| {metric} | {call:.2f} | {seconds:.2f} | {(call + seconds) / bare:.1f}x | {target} |"
+        )
+        print(line, flush=True)
+        lines.append(line)
+    spark.stop()
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:3]))
+
+
+if __name__ == "__main__":
+    main()
