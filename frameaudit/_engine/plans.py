@@ -63,9 +63,7 @@ def count_distinct(
     return result
 
 
-def join_small(
-    large: nw.LazyFrame[Any], small: nw.LazyFrame[Any], on: str | Sequence[str]
-) -> nw.LazyFrame[Any]:
+def join_small(large: nw.LazyFrame[Any], small: nw.LazyFrame[Any], on: str) -> nw.LazyFrame[Any]:
     """``large`` inner-joined with ``small`` on ``on``, the hash table built on ``small``.
 
     Polars' streaming join otherwise first samples both sides to choose the side to build on,
