@@ -54,7 +54,7 @@ from frameaudit._engine.resample import (
     interval,
     resampling,
 )
-from frameaudit._engine.screens import agreement_screen, sorted_screen
+from frameaudit._engine.screens import agreement_screen, order_marks, sorted_screen
 
 __all__ = [
     "MAX_SEED",
@@ -82,6 +82,7 @@ __all__ = [
     "is_frame",
     "nearest_centroid_sums",
     "nearest_rows",
+    "order_marks",
     "require_kernel_engine",
     "resampling",
     "run_kernel",

@@ -51,6 +51,7 @@ from frameaudit._engine import (
     frame_from_columns,
     from_engine,
     interval,
+    order_marks,
     resampling,
 )
 from frameaudit._expr import WHOLE, aggregate, discount, null_float, over, partitioned, safe_div
@@ -180,6 +181,11 @@ def _prepare(
         )
         raise InvalidParameterError(msg)
     columns = {c: p for p, names in bound.columns.items() for c in names}
+    partition = by_names or [WHOLE]
+    rankings = list(dict.fromkeys([*partition, *ranking_names]))
+    # positions usually come sorted within a ranking, items seldom; marked before any check
+    # reads the frame, so that every reader shares the mark (engine.order_marks)
+    lf, screen = order_marks(lf, rankings, [rank])
     checks = [
         validate.non_empty(lf, metric),
         validate.no_nulls(lf, columns),
@@ -187,12 +193,8 @@ def _prepare(
     ]
     for parameter, column in values.items():
         checks.append(validate.in_range(lf, column, parameter, 0, 1))
-    partition = by_names or [WHOLE]
     lf = partitioned(lf, by_names)
-    rankings = list(dict.fromkeys([*partition, *ranking_names]))
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
-    # positions usually come sorted within a ranking, items seldom
-    screen = [rank] if source.in_memory else []
     checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
     if weight is not None:
         checks += validate.unit_weights(lf, weight, rankings, "ranking")
