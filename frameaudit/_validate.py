@@ -5,31 +5,33 @@ Two kinds of check:
 * **schema checks** (column names, dtypes, parameter values) run at call time and read no
   data, so a lazy call stays lazy;
 * **value checks** (nulls, ranges, duplicates, ties, unmapped items) are
-  :class:`~frameaudit._engine.Check` objects: a lazy one-row frame of violation counts plus a
-  function that turns that row into an error, or row :class:`~frameaudit._engine.Rule` objects
-  evaluated together. This module declares them; the engine runs them with the result
-  (:func:`frameaudit._engine.from_engine`).
+  :class:`~frameaudit._engine.Check` objects: a lazy one-row frame of diagnostics (counts and
+  examples) plus the error message as a string expression over it, or row
+  :class:`~frameaudit._engine.Rule` objects evaluated together. This module declares them;
+  the engine runs them inside the result's plan (:func:`frameaudit._engine.from_engine`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._engine import Check, Rule, count_distinct, is_bool, sorted_screen
-from frameaudit._expr import aggregate
-from frameaudit.exceptions import (
-    FrameAuditError,
-    InvalidDtypeError,
-    InvalidParameterError,
-    InvalidValueError,
+from frameaudit._engine import (
+    Check,
+    Rule,
+    count_distinct,
+    is_bool,
+    merge_rules,
+    sorted_screen,
+    text,
 )
+from frameaudit._expr import aggregate
+from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
     "Check",
@@ -142,30 +144,32 @@ def require_dtype(frame: nw.LazyFrame[Any], column: str, parameter: str, kind: s
         raise InvalidDtypeError(msg)
 
 
-def _first_offender(offenders: nw.LazyFrame[Any], keys: Sequence[str]) -> dict[str, Any]:
-    """The first offending key values (in key order).
+def first_offender(
+    counts: nw.LazyFrame[Any], offenders: nw.LazyFrame[Any], keys: Sequence[str], prefix: str
+) -> nw.LazyFrame[Any]:
+    """``counts`` (one row) with the first offending ``keys`` (in key order) beside it.
 
-    A second query, run only when a check has failed: the checks that run with every result
-    count offenders and nothing more.
+    The keys become columns ``{prefix}0``, ``{prefix}1``, ... (null when nothing offends):
+    a top-1 of the offenders, part of the same plan as the counts.
     """
-    keys = list(keys)
-    first = offenders.select(keys).sort(keys, nulls_last=True).head(1).collect()
-    rows = first.rows(named=True)
-    return rows[0] if rows else {}
+    renamed = [f"{prefix}{j}" for j in range(len(keys))]
+    first = offenders.select(*(nw.col(k).alias(r) for k, r in zip(keys, renamed, strict=True)))
+    first = first.sort(renamed, nulls_last=True).head(1)
+    key = nw.lit(0).alias("__fa_key")
+    joined = counts.with_columns(key).join(first.with_columns(key), on="__fa_key", how="left")
+    return joined.drop("__fa_key")
 
 
-def _example_text(row: Mapping[str, Any], keys: Sequence[str]) -> str:
-    """The offending key values, leaving out frameaudit's internal columns."""
-    return ", ".join(f"{k}={row[k]!r}" for k in keys if k in row and not k.startswith("__fa_"))
+def example_text(keys: Sequence[str], prefix: str) -> nw.Expr | None:
+    """The first offender of :func:`first_offender` as text ("query=0, group='a'").
 
-
-def _shown(example: Any) -> str:
-    """An offending value for a message; the aggregation skips NaN, so a missing one is NaN."""
-    return (
-        "NaN"
-        if example is None or (isinstance(example, float) and math.isnan(example))
-        else repr(example)
-    )
+    frameaudit's internal key columns are left out; None when no key is left.
+    """
+    parts: list[str | nw.Expr] = []
+    for j, key in enumerate(keys):
+        if not key.startswith("__fa_"):
+            parts += [", " if parts else "", f"{key}=", text.repr_of(f"{prefix}{j}")]
+    return text.joined(*parts) if parts else None
 
 
 def row_text(columns: Sequence[str]) -> nw.Expr:
@@ -177,35 +181,36 @@ def row_text(columns: Sequence[str]) -> nw.Expr:
     return nw.concat_str(*parts, separator=", ")
 
 
-def _rule_check(frame: nw.LazyFrame[Any], rule: Rule) -> Check:
-    return Check(frame=None, error=None, base=frame, rules=(rule,))
+def proven(check: Check, proof: nw.LazyFrame[Any], holds: nw.Expr) -> Check:
+    """A check of rules, with a cheaper ``quick`` proof: ``holds`` over the one-row ``proof``."""
+    (merged,) = merge_rules([check])
+    return replace(merged, quick=proof, holds=holds)
 
 
 def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
     """The frame has at least one row."""
 
-    def message(_: int, __: Any, rows: int) -> str | None:
-        return f"{metric}: the frame has no rows" if rows == 0 else None
+    def message(_: nw.Expr, __: str) -> nw.Expr:
+        return nw.lit(f"{metric}: the frame has no rows")
 
-    return _rule_check(frame, Rule(nw.lit(value=False), None, message, count=nw.len()))
+    rule = Rule(nw.lit(value=True), message, count=nw.len(), absent=True)
+    return Check.of_rules(frame, rule)
 
 
 def no_nulls(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
     """No nulls in any role column. ``columns`` maps column name to parameter name."""
 
     def rule(column: str, parameter: str) -> Rule:
-        def message(count: int, _: Any, __: int) -> str | None:
-            if not count:
-                return None
-            return (
-                f"{parameter}={column!r}: column {column!r} holds {count} null "
-                "value(s); role columns must not be null (drop or fill them first)"
+        def message(count: nw.Expr, _: str) -> nw.Expr:
+            return text.joined(
+                f"{parameter}={column!r}: column {column!r} holds ",
+                text.integer(count),
+                " null value(s); role columns must not be null (drop or fill them first)",
             )
 
-        return Rule(nw.col(column).is_null(), None, message, count=nw.col(column).null_count())
+        return Rule(nw.col(column).is_null(), message, count=nw.col(column).null_count())
 
-    rules = tuple(rule(c, p) for c, p in columns.items())
-    return Check(frame=None, error=None, base=frame, rules=rules)
+    return Check.of_rules(frame, *(rule(c, p) for c, p in columns.items()))
 
 
 def in_range(
@@ -229,33 +234,33 @@ def in_range(
         screen = screen & (value.max() <= high)
     interval = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
 
-    def message(count: int, example: Any, _: int) -> str | None:
-        if not count:
-            return None
-        shown = _shown(example)
-        return (
-            f"{parameter}={column!r}: expected values in {interval}, found {count} "
-            f"outside it (e.g. {shown})"
+    def message(count: nw.Expr, example: str) -> nw.Expr:
+        return text.joined(
+            f"{parameter}={column!r}: expected values in {interval}, found ",
+            text.integer(count),
+            " outside it (e.g. ",
+            text.shown(example),
+            ")",
         )
 
-    return _rule_check(frame, Rule(bad, value, message, screen=screen))
+    return Check.of_rules(frame, Rule(bad, message, example=value, screen=screen))
 
 
 def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -> Check:
     """Every value of ``column`` is exactly 0 or 1."""
     value = nw.col(column).cast(nw.Float64)
 
-    def message(count: int, example: Any, _: int) -> str | None:
-        if not count:
-            return None
-        shown = _shown(example)
-        return (
-            f"{parameter}={column!r}: {metric} needs binary relevance (exactly 0 or 1), "
-            f"found {count} other value(s) (e.g. {shown})"
+    def message(count: nw.Expr, example: str) -> nw.Expr:
+        return text.joined(
+            f"{parameter}={column!r}: {metric} needs binary relevance (exactly 0 or 1), found ",
+            text.integer(count),
+            " other value(s) (e.g. ",
+            text.shown(example),
+            ")",
         )
 
     bad = ((value != 0.0) & (value != 1.0)) | value.is_nan()
-    return _rule_check(frame, Rule(bad, value, message))
+    return Check.of_rules(frame, Rule(bad, message, example=value))
 
 
 def unique_within(
@@ -264,21 +269,33 @@ def unique_within(
     """No two rows share the values of ``keys`` (e.g. one position twice in one ranking)."""
     keys = list(keys)
     offenders = frame.group_by(keys).agg(nw.len().alias("__fa_n")).filter(nw.col("__fa_n") > 1)
-    counts = offenders.select(nw.len().alias("n"))
+    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
     shown = [k for k in keys if not k.startswith("__fa_")]
+    found = f" duplicated combination(s) of ({', '.join(shown)})"
+    example = example_text(keys, "k")
+    tail = f"; {hint}" if hint else ""
+    message = _counted(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
+    frame_ = first_offender(counts, offenders, keys, "k")
+    return Check(frame_, message, quick=counts, holds=nw.col("n") == 0)
 
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        if row["n"]:
-            example = _example_text(_first_offender(offenders, keys), keys)
-            msg = f"{what}: {row['n']} duplicated combination(s) of ({', '.join(shown)})"
-            if example:
-                msg += f", e.g. {example}"
-            if hint:
-                msg += f"; {hint}"
-            return InvalidValueError(msg)
-        return None
 
-    return Check(counts, error)
+def _counted(
+    head: str,
+    count: str,
+    found: str,
+    example: nw.Expr | None,
+    *,
+    around: tuple[str, str] = (" (e.g. ", ")"),
+    tail: str = "",
+) -> nw.Expr:
+    """A message "``head`` {count} ``found`` (e.g. {example})``tail``", when the count is positive.
+
+    ``count`` names the column of the count; ``around`` encloses the example (left out when
+    ``example`` is None).
+    """
+    shown: list[str | nw.Expr] = [around[0], example, around[1]] if example is not None else []
+    message = text.joined(head, text.integer(nw.col(count)), found, *shown, tail)
+    return nw.when(nw.col(count) > 0).then(message)
 
 
 def distinct_within(
@@ -294,61 +311,44 @@ def distinct_within(
     ``columns`` maps each column to the parameter that named it.
 
     One aggregation per partition (row count against distinct count) checks the columns at
-    once, far cheaper than grouping by every (partition, value) pair. The columns in ``screen``
-    (ones that usually come sorted, such as positions; pass them only for in-memory Polars data,
-    which costs nothing to read twice) are screened first: rows sorted by (partition, column),
-    strictly increasing, have no repeats, which one streaming comparison of neighbouring rows
-    proves. Only a screened column whose rows are not in that order is counted, by a second
-    query. The answer never depends on the row order, only the cost does.
+    once, far cheaper than grouping by every (partition, value) pair; the diagnostics add the
+    first offending partition of each column. The columns in ``screen`` (ones that usually come
+    sorted, such as positions; on Polars, marked by :func:`~frameaudit._engine.order_marks`)
+    are screened first on Polars: rows sorted by (partition, column), strictly
+    increasing, have no repeats, which one streaming comparison of neighbouring rows proves.
+    Only when a screen fails are the diagnostics computed. The answer never depends on the row
+    order, only the cost does.
     """
     partition = list(partition)
     names = list(columns)
-
-    def per_partition(subset: Sequence[str]) -> nw.LazyFrame[Any]:
-        return count_distinct(
-            frame,
-            partition,
-            {c: f"__fa_u{names.index(c)}" for c in subset},
-            also=[nw.len().alias("__fa_n")],
-        )
-
-    def repeats(i: int) -> nw.Expr:
-        return nw.col(f"__fa_u{i}") < nw.col("__fa_n")
-
-    def counted(subset: Sequence[str]) -> nw.LazyFrame[Any]:
-        """Per column of ``subset``: the number of partitions that repeat a value."""
-        indices = [names.index(c) for c in subset]
-        return (
-            per_partition(subset)
-            .with_columns(*(repeats(i).cast(nw.Int64).alias(f"__fa_r{i}") for i in indices))
-            .select(*(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in indices))
-        )
-
-    screened = [c for c in names if c in screen]
-    in_plan = [c for c in names if c not in screened]
-    parts = [counted(in_plan)] if in_plan else []
+    per_partition = count_distinct(
+        frame,
+        partition,
+        {c: f"__fa_u{i}" for i, c in enumerate(names)},
+        also=[nw.len().alias("__fa_n")],
+    )
+    repeats = [nw.col(f"__fa_u{i}") < nw.col("__fa_n") for i in range(len(names))]
+    flagged = per_partition.with_columns(
+        *(r.cast(nw.Int64).alias(f"__fa_r{i}") for i, r in enumerate(repeats))
+    )
+    counts = flagged.select(*(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in range(len(names))))
+    rows = counts
+    messages = []
+    for i, column in enumerate(names):
+        rows = first_offender(rows, per_partition.filter(repeats[i]), partition, f"p{i}_")
+        head = f"{columns[column]}={column!r}: values must be unique within each {within}; "
+        found = f" {within}(s) repeat a value"
+        messages.append(_counted(head, f"n{i}", found, example_text(partition, f"p{i}_")))
+    in_plan = [i for i, c in enumerate(names) if c not in screen]
+    proofs = [nw.col(f"n{i}") == 0 for i in in_plan]
+    parts_ = [counts.select(*(f"n{i}" for i in in_plan))] if in_plan else []
+    screened = {c: i for i, c in enumerate(names) if c in screen}
     if screened:
-        parts.append(sorted_screen(frame, partition, {c: names.index(c) for c in screened}))
-    counts = parts[0] if len(parts) == 1 else parts[0].join(parts[1], how="cross")
-
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        unsorted = [c for c in screened if not row[f"sorted{names.index(c)}"]]
-        if unsorted:
-            row = {**row, **counted(unsorted).collect().rows(named=True)[0]}
-        for i, column in enumerate(names):
-            if row.get(f"n{i}"):
-                msg = (
-                    f"{columns[column]}={column!r}: values must be unique within each {within}; "
-                    f"{row[f'n{i}']} {within}(s) repeat a value"
-                )
-                offender = _first_offender(per_partition([column]).filter(repeats(i)), partition)
-                example = _example_text(offender, partition)
-                if example:
-                    msg += f" (e.g. {example})"
-                return InvalidValueError(msg)
-        return None
-
-    return Check(counts, error)
+        parts_.append(sorted_screen(frame, partition, screened))
+        proofs += [nw.col(f"sorted{i}") for i in screened.values()]
+    proof = parts_[0] if len(parts_) == 1 else parts_[0].join(parts_[1], how="cross")
+    holds = nw.all_horizontal(*proofs, ignore_nulls=False)
+    return Check(rows, nw.coalesce(*messages), quick=proof, holds=holds)
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
@@ -357,33 +357,40 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
     ``columns`` maps each column to how messages name it (e.g. ``"features='x'"``), so derived
     columns (the elements of an array column) can be reported as the user wrote them.
 
-    One cheap aggregate per column screens the data: NaN and ±inf make the column's sum
-    non-finite, and the null count is metadata on Polars (a per-row flag costs about six times
-    as much on wide numeric data). Only a failed screen runs a second query counting the
-    offending values; a sum that merely overflowed on huge finite values passes there.
+    The diagnostics count the nulls and the NaN or infinite values of each column. On Polars
+    one cheap aggregate per column proves the common case instead: NaN and ±inf make the
+    column's sum non-finite, and the null count is metadata (a per-row flag costs about six
+    times as much on wide numeric data); only a failed proof counts, and a sum that merely
+    overflowed on huge finite values passes there.
     """
     names = list(columns)
-    screen = frame.select(
-        *(nw.col(c).sum().cast(nw.Float64).alias(f"sum_{i}") for i, c in enumerate(names)),
-        *(nw.col(c).null_count().cast(nw.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)),
+    nulls = [nw.col(c).null_count().cast(nw.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)]
+    flags = [
+        (~nw.col(c).is_finite()).cast(nw.Int64).alias(f"__fa_bad{i}") for i, c in enumerate(names)
+    ]
+    counts = frame.with_columns(*flags).select(
+        *nulls,
+        *(nw.col(f"__fa_bad{i}").sum().cast(nw.Int64).alias(f"bad_{i}") for i in range(len(names))),
     )
-
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        for i, column in enumerate(names):
-            total, nulls = row[f"sum_{i}"], row[f"nulls_{i}"] or 0
-            if not nulls and total is not None and math.isfinite(total):
-                continue
-            flag = (~nw.col(column).is_finite()).cast(nw.Int64)
-            bad = frame.select(flag.sum()).collect().item() or 0
-            if nulls or bad:
-                msg = (
-                    f"{columns[column]}: expected finite numbers, found {nulls} null and {bad} "
-                    "NaN or infinite value(s)"
-                )
-                return InvalidValueError(msg)
-        return None
-
-    return Check(screen, error)
+    messages = [
+        nw.when((nw.col(f"nulls_{i}") > 0) | (nw.col(f"bad_{i}") > 0)).then(
+            text.joined(
+                f"{columns[column]}: expected finite numbers, found ",
+                text.integer(nw.col(f"nulls_{i}")),
+                " null and ",
+                text.integer(nw.col(f"bad_{i}")),
+                " NaN or infinite value(s)",
+            )
+        )
+        for i, column in enumerate(names)
+    ]
+    sums = [
+        nw.col(c).sum().cast(nw.Float64).is_finite().alias(f"sum_{i}") for i, c in enumerate(names)
+    ]
+    screen = frame.select(*nulls, *sums)
+    holds = [(nw.col(f"nulls_{i}") == 0) & nw.col(f"sum_{i}") for i in range(len(names))]
+    proof = nw.all_horizontal(*holds, ignore_nulls=False)
+    return Check(counts, nw.coalesce(*messages), quick=screen, holds=proof)
 
 
 def values_present(
@@ -395,32 +402,63 @@ def values_present(
 ) -> Check:
     """Each of ``values`` (parameter name → value) occurs in ``column``.
 
-    A row rule (it joins the one validation pass over ``frame``). Only when a value is missing
-    does a second, small query list the values found (the first ``limit`` in sorted order, and
-    how many there are) for the message, with a hint when one of them is close.
+    A row rule (it joins the one validation pass over ``frame``). The diagnostics list the
+    values found (the first ``limit`` in sorted order, and how many there are) for the message;
+    :func:`frameaudit.exceptions.value_error` adds a hint when one of them is close.
     """
-    distinct = frame.select(column).unique().filter(~nw.col(column).is_null())
+    found = _values_found(frame, column, limit)
+    total = nw.col("__fa_found_total")
+    more = nw.when(total > limit).then(
+        text.joined(", ... (", text.integer(total - limit), " more)")
+    )
 
     def rule(name: str, value: Any) -> Rule:
-        def message(count: int, _: Any, __: int) -> str | None:
-            if count:
-                return None
-            found = [str(f) for f in distinct.sort(column).head(limit).collect()[column]]
-            total = distinct.select(nw.len()).collect().item()
-            shown = ", ".join(repr(f) for f in found)
-            if total > len(found):
-                shown += f", ... ({total - len(found)} more)"
-            msg = (
-                f"{name}={value!r}: value not found in {parameter}={column!r}; "
-                f"values found ({total}): {shown}"
+        def message(_: nw.Expr, __: str) -> nw.Expr:
+            return text.joined(
+                f"{name}={value!r}: value not found in {parameter}={column!r}; values found (",
+                text.integer(total),
+                "): ",
+                nw.col("__fa_found"),
+                more.otherwise(nw.lit("")),
             )
-            close = difflib.get_close_matches(str(value), found, n=1, cutoff=0.6)
-            return f"{msg}; did you mean {close[0]!r}?" if close else msg
 
-        return Rule(nw.col(column) == value, None, message)
+        return Rule(nw.col(column) == value, message, absent=True, context=found)
 
-    rules = tuple(rule(name, value) for name, value in values.items())
-    return Check(frame=None, error=None, base=frame, rules=rules)
+    return Check.of_rules(frame, *(rule(name, value) for name, value in values.items()))
+
+
+def _values_found(frame: nw.LazyFrame[Any], column: str, limit: int) -> nw.LazyFrame[Any]:
+    """One row: the number of distinct values of ``column`` and the first ``limit`` as text.
+
+    The values are shown as the text of each (quoted, as ``repr`` quotes a string).
+    """
+    distinct = frame.select(column).unique().filter(~nw.col(column).is_null())
+    total = distinct.select(nw.len().cast(nw.Int64).alias("__fa_found_total"))
+    # the first values numbered by how many of them are smaller or equal (no window: Dask)
+    head = distinct.sort(column).head(limit)
+    pairs = head.join(head.select(nw.col(column).alias("__fa_other")), how="cross")
+    ranked = (
+        pairs.filter(nw.col("__fa_other") <= nw.col(column))
+        .group_by(column)
+        .agg(nw.len().alias("__fa_rank"))
+    )
+    first = text.with_reprs(ranked)
+    dtype = frame.collect_schema()[column]
+    plain = isinstance(dtype, (nw.String, nw.Categorical, nw.Enum, nw.Date))
+    value = text.quoted(nw.col(column).cast(nw.String) if plain else text.repr_of(column))
+    slots = first.with_columns(
+        *(
+            nw.when(nw.col("__fa_rank") == j).then(value).alias(f"__fa_v{j}")
+            for j in range(1, limit + 1)
+        )
+    )
+    listing = slots.select(*(nw.col(f"__fa_v{j}").max() for j in range(1, limit + 1)))
+    listed = listing.select(
+        nw.concat_str(
+            *(f"__fa_v{j}" for j in range(1, limit + 1)), separator=", ", ignore_nulls=True
+        ).alias("__fa_found")
+    )
+    return total.join(listed, how="cross")
 
 
 def constant_within(
@@ -435,19 +473,15 @@ def constant_within(
         nw.col(column).max().alias("__fa_hi"),
     )
     offenders = spread.filter(nw.col("__fa_lo") != nw.col("__fa_hi"))
-    counts = offenders.select(nw.len().alias("n"))
-
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        if not row["n"]:
-            return None
-        msg = (
-            f"{parameter}={column!r}: expected one value within each {within}, found "
-            f"{row['n']} {within}(s) with several"
-        )
-        example = _example_text(_first_offender(offenders, partition), partition)
-        return InvalidValueError(f"{msg} (e.g. {example})" if example else msg)
-
-    return Check(counts, error)
+    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
+    head = f"{parameter}={column!r}: expected one value within each {within}, found "
+    message = _counted(head, "n", f" {within}(s) with several", example_text(partition, "k"))
+    return Check(
+        first_offender(counts, offenders, partition, "k"),
+        message,
+        quick=counts,
+        holds=nw.col("n") == 0,
+    )
 
 
 def unit_weights(

@@ -21,6 +21,8 @@ import polars as pl
 import pytest
 from hypothesis import settings
 
+from frameaudit.exceptions import frameaudit_errors
+
 Constructor = Callable[[pl.DataFrame], Any]
 
 # Property tests draw the same examples on every machine and every run: a green run here is a
@@ -128,14 +130,18 @@ def constructor(request: pytest.FixtureRequest) -> Constructor:
 
 
 def to_polars(result: Any) -> pl.DataFrame:
-    """Any frame frameaudit returns, as an eager Polars DataFrame."""
+    """Any frame frameaudit returns, as an eager Polars DataFrame.
+
+    Bad values found inside a DuckDB or Spark query raise the frameaudit error, as on Polars.
+    """
     if isinstance(result, pl.DataFrame):
         return result
     if isinstance(result, pl.LazyFrame):
         return result.collect()
     wrapped = nw.from_native(result)
     if isinstance(wrapped, nw.LazyFrame):
-        return wrapped.collect(backend="polars").to_native()
+        with frameaudit_errors():
+            return wrapped.collect(backend="polars").to_native()
     return pl.from_arrow(wrapped.to_arrow())  # type: ignore[return-value]
 
 

@@ -41,6 +41,7 @@ LAYERS = (
     ("frameaudit.exceptions", "frameaudit._docs"),
     ("frameaudit._kernels",),
     ("frameaudit._expr",),
+    ("frameaudit._engine.text",),
     ("frameaudit._engine.checks", "frameaudit._engine.plans", "frameaudit._engine.screens"),
     ("frameaudit._engine.convert",),
     ("frameaudit._engine.kernels",),

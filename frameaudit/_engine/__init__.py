@@ -8,7 +8,9 @@ on every engine:
   from Python values) and results out (:func:`from_engine`, same kind out as in), and the
   refusal of what Dask cannot run;
 * :mod:`~frameaudit._engine.checks`: what a value check is, and running the checks of a call
-  with its result (inside the plan on Polars, as one query on the other engines);
+  inside its result's plan (DuckDB and Spark raise through their raise-an-error functions);
+* :mod:`~frameaudit._engine.text`: values in check messages, formatted in the engine as
+  Python's ``repr`` writes them;
 * :mod:`~frameaudit._engine.plans`: the plan steps whose best form depends on the engine;
 * :mod:`~frameaudit._engine.screens`: native Polars screens over neighbouring rows;
 * :mod:`~frameaudit._engine.kernels`: the numpy kernels run on a plan's rows;
@@ -21,7 +23,8 @@ The imports go one way: this package uses :mod:`frameaudit._expr`,
 
 from __future__ import annotations
 
-from frameaudit._engine.checks import Check, Rule
+from frameaudit._engine import text
+from frameaudit._engine.checks import Check, Rule, first_failed, merge_rules
 from frameaudit._engine.convert import (
     Kind,
     PolarsExpr,
@@ -74,12 +77,14 @@ __all__ = [
     "cached",
     "count_distinct",
     "expressions",
+    "first_failed",
     "frame_from_columns",
     "from_engine",
     "group_silhouettes",
     "interval",
     "is_bool",
     "is_frame",
+    "merge_rules",
     "nearest_centroid_sums",
     "nearest_rows",
     "order_marks",
@@ -88,5 +93,6 @@ __all__ = [
     "run_kernel",
     "schema_names",
     "sorted_screen",
+    "text",
     "to_engine",
 ]

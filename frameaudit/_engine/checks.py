@@ -2,14 +2,21 @@
 
 A metric's value checks (nulls, ranges, duplicates, ...) are declared by
 :mod:`frameaudit._validate` and the families as :class:`Check` objects: a lazy one-row frame
-of violation counts and a function that turns that row into an error. Declaring them lazily is
-what keeps a call lazy; running them is the engine's business, because how a failed count
-becomes an exception depends on the engine:
+of diagnostics (violation counts and an example of each violation) and the error message as a
+string expression over that row (null when the check holds), its values written as Python
+writes them (:mod:`frameaudit._engine.text`). Declaring them lazily is what keeps a call lazy;
+one message definition is what keeps the text the same on every engine. Running them is the
+engine's business:
 
-* on Polars the counts are joined into the result's plan (:func:`attach`), so a lazy result
-  raises when it is computed, and an eager one computes counts and result together;
-* on the other lazy engines (DuckDB, PySpark) the counts run as one aggregate query when the
-  metric is called, and only the counts leave the engine.
+* on DuckDB and PySpark the messages join the result's plan (:func:`guarded`): a filter over
+  every row raises the first failed check's message through the engine's raise-an-error
+  function (DuckDB ``error``, Spark ``raise_error``) when the result is computed, with
+  :data:`~frameaudit.exceptions.ENGINE_MARKER` in front, so that
+  :func:`frameaudit.exceptions.from_engine_error` can give back the frameaudit error;
+* on Polars the checks are joined into the plan (:func:`attach`, or computed with an eager
+  result), and a check with a ``quick`` proof computes only that proof (its diagnostics only
+  when the proof fails, on the way to the error);
+* on the other lazy engines (Dask) the messages run as one query when the metric is called.
 
 Row-level rules on one frame are merged first (:func:`merge_rules`), so that all of them cost
 one pass over the data instead of one query each.
@@ -17,52 +24,81 @@ one pass over the data instead of one query each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit.exceptions import FrameAuditError, InvalidValueError
+from frameaudit._engine.text import with_reprs
+from frameaudit.exceptions import ENGINE_MARKER, InvalidValueError
 
-__all__ = ["Check", "Rule", "attach", "diagnostics", "merge_rules", "raise_first"]
+__all__ = [
+    "Check",
+    "Rule",
+    "attach",
+    "diagnostics",
+    "first_failed",
+    "guarded",
+    "merge_rules",
+    "raise_first",
+]
 
+MESSAGE = "__fa_message"
+_OK = "ok"
 _DIAG_KEY = "__fa_diag_key"
 _PRESENT = "__fa_present"
 
 
 @dataclass(frozen=True)
 class Check:
-    """A lazy one-row frame of violation counts and the error it means.
+    """A lazy one-row frame of diagnostics and the error message it means.
 
-    Row-level checks instead carry ``rules`` on a ``base`` frame; :func:`merge_rules` turns
-    all the rules on one frame into a single frame-and-error check before they run.
+    ``message`` is a string expression over ``frame`` (with the texts of
+    :func:`~frameaudit._engine.text.with_reprs`): the error text, null when the check holds.
+    ``quick``, when given, is a cheaper one-row frame over which ``holds`` is true only if the
+    check holds; Polars computes that proof with every result instead of ``frame``.
+
+    Row-level checks instead carry ``rules`` on a ``base`` frame (:meth:`of_rules`);
+    :func:`merge_rules` turns all the rules on one frame into a single check before they run.
     """
 
     frame: nw.LazyFrame[Any] | None
-    error: Callable[[Mapping[str, Any]], FrameAuditError | None] | None
+    message: nw.Expr | None
+    quick: nw.LazyFrame[Any] | None = None
+    holds: nw.Expr | None = None
     base: nw.LazyFrame[Any] | None = None
     rules: tuple[Rule, ...] = ()
+
+    @classmethod
+    def of_rules(cls, base: nw.LazyFrame[Any], *rules: Rule) -> Check:
+        """The row ``rules`` on ``base``, evaluated with the other rules on it."""
+        return cls(None, None, base=base, rules=rules)
 
 
 @dataclass(frozen=True)
 class Rule:
     """A row-level rule: rows where ``flag`` is true offend; ``example`` shows one of them.
 
-    Rules on the same frame are evaluated together in one pass (:func:`merge_rules`).
-    ``message`` gets the number of offending rows, the smallest example value (or None) and the
-    number of rows, and returns the error text, or None when the rule holds.
+    Rules on the same frame are evaluated together in one pass (:func:`merge_rules`). The rule
+    fails when some row offends (with ``absent``: when none does, for a value that must occur).
+    ``message`` gets the number of offending rows and the name of the diagnostics column that
+    holds the smallest example value (null without ``example``), and returns the error text.
     """
 
     flag: nw.Expr
-    example: nw.Expr | None
-    message: Callable[[int, Any, int], str | None]
+    message: Callable[[nw.Expr, str], nw.Expr]
+    example: nw.Expr | None = None
     # an aggregate giving the count directly (e.g. a null count, which Polars keeps as metadata)
     count: nw.Expr | None = None
     # an aggregate that is true when no row can offend (e.g. a minimum and a maximum inside the
-    # bounds): cheaper than a per-row flag; when it is not true, a second query counts
+    # bounds): cheaper than a per-row flag, so Polars computes it instead when it can
     screen: nw.Expr | None = None
+    absent: bool = False
+    # a one-row frame of further values the message shows (e.g. the values found), computed
+    # with the diagnostics only; rules may share one
+    context: nw.LazyFrame[Any] | None = None
 
 
 def merge_rules(checks: Sequence[Check]) -> list[Check]:
@@ -86,82 +122,190 @@ def merge_rules(checks: Sequence[Check]) -> list[Check]:
 
 
 def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
-    columns: list[nw.Expr] = []
-    aggregations = [nw.len().cast(nw.Int64).alias("rows")]
+    """One check for ``rules``: counts and examples in one aggregation, screens for Polars."""
+    flags: list[nw.Expr] = []
+    examples: list[nw.Expr] = []
+    full = [nw.len().cast(nw.Int64).alias("rows")]
+    quick = [nw.len().cast(nw.Int64).alias("rows")]
+    holds: list[nw.Expr] = []
+    messages: list[nw.Expr] = []
     for i, rule in enumerate(rules):
-        if rule.count is not None:
-            aggregations.append(rule.count.alias(f"n{i}"))
-        elif rule.screen is not None:
-            aggregations.append(rule.screen.alias(f"s{i}"))
+        count = rule.count
+        if count is None:
+            flags.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
+            count = nw.col(f"__fa_flag{i}").sum()
+        full.append(count.cast(nw.Int64).alias(f"n{i}"))
+        if rule.example is not None:
+            examples.append(nw.when(rule.flag).then(rule.example).alias(f"__fa_ex{i}"))
+            full.append(nw.col(f"__fa_ex{i}").min().alias(f"e{i}"))
         else:
-            columns.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
-            aggregations.append(nw.col(f"__fa_flag{i}").sum().cast(nw.Int64).alias(f"n{i}"))
-    frame = (base.with_columns(*columns) if columns else base).select(*aggregations)
-    return Check(frame, _rules_error(base, rules))
+            full.append(nw.lit(None, nw.String).alias(f"e{i}"))
+        fails = nw.col(f"n{i}") == 0 if rule.absent else nw.col(f"n{i}") > 0
+        messages.append(nw.when(fails).then(rule.message(nw.col(f"n{i}"), f"e{i}")))
+        if rule.screen is not None:
+            quick.append(rule.screen.alias(f"n{i}"))
+            holds.append(nw.col(f"n{i}"))
+        else:
+            quick.append(count.cast(nw.Int64).alias(f"n{i}"))
+            holds.append(~fails)
+    rows = (base.with_columns(*flags, *examples) if flags or examples else base).select(*full)
+    contexts = {id(r.context): r.context for r in rules if r.context is not None}
+    for context in contexts.values():
+        rows = rows.join(context, how="cross")
+    proof = (base.with_columns(*flags) if flags else base).select(*quick)
+    ok = nw.all_horizontal(*holds, ignore_nulls=False)
+    return Check(rows, nw.coalesce(*messages), quick=proof, holds=ok)
 
 
-def _rules_error(
-    base: nw.LazyFrame[Any], rules: Sequence[Rule]
-) -> Callable[[Mapping[str, Any]], FrameAuditError | None]:
-    def error(row: Mapping[str, Any]) -> FrameAuditError | None:
-        for i, rule in enumerate(rules):
-            if rule.screen is None:
-                count = row[f"n{i}"] or 0
-            elif row[f"s{i}"]:
-                count = 0
-            else:
-                # a second query, run only when the screen has failed
-                count = base.filter(rule.flag).select(nw.len()).collect().item()
-            example = None
-            if count and rule.example is not None:
-                # a second query, run only when the rule has failed
-                offending = base.filter(rule.flag).select(rule.example.min().alias("e"))
-                example = offending.collect().item()
-            text = rule.message(count, example, row["rows"])
-            if text is not None:
-                return InvalidValueError(text)
-        return None
-
-    return error
+def message_frame(check: Check) -> nw.LazyFrame[Any]:
+    """One row, one column (:data:`MESSAGE`): the check's error text, null when it holds."""
+    assert check.frame is not None  # rule checks were merged into frame checks
+    assert check.message is not None
+    return with_reprs(check.frame).select(check.message.alias(MESSAGE))
 
 
-def _prefix(index: int) -> str:
-    return f"__fa_c{index}_"
+def _first_message(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
+    """One row: the message of the first failed check, null when all hold."""
+    combined: nw.LazyFrame[Any] | None = None
+    for i, check in enumerate(checks):
+        own = message_frame(check).select(nw.col(MESSAGE).alias(f"{MESSAGE}{i}"))
+        combined = own if combined is None else combined.join(own, how="cross")
+    assert combined is not None
+    names = [f"{MESSAGE}{i}" for i in range(len(checks))]
+    return combined.select(nw.coalesce(*names).alias(MESSAGE))
+
+
+def first_failed(checks: Sequence[Check]) -> Check:
+    """One check made of several: the message of the first that fails, in their order."""
+    return Check(_first_message(merge_rules(checks)), nw.col(MESSAGE))
+
+
+def guarded(result: nw.LazyFrame[Any], checks: Sequence[Check]) -> nw.LazyFrame[Any]:
+    """``result``, raising the first failed check's message when it is computed.
+
+    The one-row message frame is on the left of a left join, so that an empty result still
+    reaches the guard: a filter over every row, and every column of the result, raise the
+    message when it is not null. Reading both sides of the join, they are neither pruned nor
+    pushed below it, and a filter the caller puts on the result cannot turn the left join
+    into an inner one (which would lose the message row). Engines without a raise-an-error
+    function (Dask) run the checks now, as on Polars: one query, and the diagnostics of a
+    failed proof.
+    """
+    implementation = result.implementation
+    if implementation not in _RAISING:
+        _raise_now(checks)
+        return result
+    first = _first_message(checks)
+    marked = nw.concat_str(nw.lit(ENGINE_MARKER), nw.col(MESSAGE))
+    left = first.select(marked.alias(MESSAGE), nw.lit(0).alias(_DIAG_KEY))
+    right = result.with_columns(nw.lit(0).alias(_DIAG_KEY), nw.lit(value=True).alias(_PRESENT))
+    joined = left.join(right, on=_DIAG_KEY, how="left").to_native()
+    columns = result.collect_schema().names()
+    filtered: nw.LazyFrame[Any] = nw.from_native(_RAISING[implementation](joined, columns))
+    return filtered
+
+
+def _raise_now(checks: Sequence[Check]) -> None:
+    """Run the checks now, one query each: the proof, and the diagnostics if it fails.
+
+    The one-row frames are read into Polars, which evaluates the proofs and the messages
+    (Dask cannot compute expressions over an aggregated frame).
+    """
+    for check in checks:
+        if check.quick is not None and _proof(check, _read(check.quick)).collect().item():
+            continue
+        assert check.frame is not None
+        assert check.message is not None
+        text = with_reprs(_read(check.frame)).select(check.message).collect().item()
+        if text is not None:
+            raise InvalidValueError.of_check(text)
+
+
+def _read(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """A small frame computed, as a Polars LazyFrame."""
+    return frame.collect(backend="polars").lazy()
+
+
+def _proof(check: Check, quick: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """One row, one column (``ok``): whether ``quick`` (the check's) proves that it holds."""
+    assert check.holds is not None
+    return quick.select(check.holds.fill_null(value=False).alias(_OK))
+
+
+def _duckdb_guard(relation: Any, columns: Sequence[str]) -> Any:
+    import duckdb  # noqa: PLC0415 (an optional engine)
+
+    def raising(otherwise: str) -> str:
+        return f'CASE WHEN "{MESSAGE}" IS NOT NULL THEN error("{MESSAGE}") ELSE {otherwise} END'
+
+    present = raising(_quoted(_PRESENT))
+    kept = relation.filter(duckdb.SQLExpression(f"({present}) IS NOT NULL"))
+    return kept.select(*(duckdb.SQLExpression(raising(_quoted(c))).alias(c) for c in columns))
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _spark_guard(frame: Any, columns: Sequence[str]) -> Any:
+    from pyspark.sql import functions as sf  # noqa: PLC0415 (an optional engine)
+
+    message = sf.col(MESSAGE)
+
+    def raising(otherwise: Any) -> Any:
+        return sf.when(message.isNotNull(), sf.raise_error(message)).otherwise(otherwise)
+
+    kept = frame.filter(raising(sf.col(_PRESENT)).isNotNull())
+    return kept.select(*(raising(sf.col(f"`{c}`")).alias(c) for c in columns))
+
+
+_RAISING: dict[nw.Implementation, Callable[[Any, Sequence[str]], Any]] = {
+    nw.Implementation.DUCKDB: _duckdb_guard,
+    nw.Implementation.PYSPARK: _spark_guard,
+    nw.Implementation.PYSPARK_CONNECT: _spark_guard,
+}
+
+
+def _column(index: int) -> str:
+    return f"__fa_c{index}"
 
 
 def diagnostics(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
-    """The merged checks' one-row frames side by side, the columns of check i prefixed.
+    """One row: per check its ``quick`` proof, or else its message, side by side.
 
-    On Polars this is built natively: the checks are part of every call, and a native plan
-    costs a fraction of the narwhals one.
+    On Polars built natively: the checks are part of every call, and a native plan costs a
+    fraction of the narwhals one.
     """
     frames: list[nw.LazyFrame[Any]] = []
-    for check in checks:
-        assert check.frame is not None  # rule checks were merged into frame checks
-        frames.append(check.frame)
+    for i, check in enumerate(checks):
+        if check.quick is not None:
+            frames.append(_proof(check, check.quick).select(nw.col(_OK).alias(_column(i))))
+        else:
+            frames.append(message_frame(check).select(nw.col(MESSAGE).alias(_column(i))))
     if all(f.implementation is nw.Implementation.POLARS for f in frames):
-        natives = [
-            f.to_native().select(pl.all().name.prefix(_prefix(i))) for i, f in enumerate(frames)
-        ]
-        side_by_side: nw.LazyFrame[Any] = nw.from_native(pl.concat(natives, how="horizontal"))
+        side_by_side: nw.LazyFrame[Any] = nw.from_native(
+            pl.concat([f.to_native() for f in frames], how="horizontal")
+        )
         return side_by_side
-    combined: nw.LazyFrame[Any] | None = None
-    for i, frame in enumerate(frames):
-        renamed = frame.select(nw.all().name.prefix(_prefix(i)))
-        combined = renamed if combined is None else combined.join(renamed, how="cross")
-    assert combined is not None
+    combined = frames[0]
+    for frame in frames[1:]:
+        combined = combined.join(frame, how="cross")
     return combined
 
 
-def raise_first(checks: Sequence[Check], row: Mapping[str, Any]) -> None:
-    """Raise the error of the first failed check, reading the :func:`diagnostics` ``row``."""
-    for index, check in enumerate(checks):
-        assert check.error is not None
-        prefix = _prefix(index)
-        own = {k.removeprefix(prefix): v for k, v in row.items() if k.startswith(prefix)}
-        error = check.error(own)
-        if error is not None:
-            raise error
+def raise_first(checks: Sequence[Check], row: dict[str, Any]) -> None:
+    """Raise the error of the first failed check, reading the :func:`diagnostics` ``row``.
+
+    A failed ``quick`` proof computes that check's diagnostics (a second query, only then).
+    """
+    for i, check in enumerate(checks):
+        value = row[_column(i)]
+        if check.quick is not None:
+            if value:
+                continue
+            value = message_frame(check).collect().item()
+        if value is not None:
+            raise InvalidValueError.of_check(value)
 
 
 def attach(native: pl.LazyFrame, checks: Sequence[Check], sort_by: list[str]) -> pl.LazyFrame:

@@ -4,7 +4,8 @@ Every metric turns its input into a narwhals LazyFrame with :func:`to_engine`, b
 lazily, and hands it back with :func:`from_engine`, which gives the caller a frame of the kind
 they passed in. In-memory data (Polars, pandas, pyarrow) runs on Polars; pandas and pyarrow are
 converted through Arrow, keeping only the columns the metric reads. DuckDB, PySpark and the
-other lazy backends narwhals knows run natively and come back lazy.
+other lazy backends narwhals knows run natively and come back lazy, with the value checks in
+their plans (they raise when the result is computed).
 
 A second frame (a mapping, centroids, an overall ranking) joins the data's engine through
 :func:`align`, and small frames the families build from Python values through
@@ -28,7 +29,14 @@ from narwhals.dependencies import (
     is_pandas_dataframe,
 )
 
-from frameaudit._engine.checks import Check, attach, diagnostics, merge_rules, raise_first
+from frameaudit._engine.checks import (
+    Check,
+    attach,
+    diagnostics,
+    guarded,
+    merge_rules,
+    raise_first,
+)
 from frameaudit.exceptions import (
     ColumnNotFoundError,
     InvalidDtypeError,
@@ -360,7 +368,7 @@ def from_engine(
     checks = merge_rules(checks)
     if not source.kind.on_polars:
         if checks:
-            raise_first(checks, diagnostics(checks).collect().rows(named=True)[0])
+            result = guarded(result, checks)
         sorted_result = result.sort(sort_by) if sort_by else result
         return sorted_result.to_native()
 

@@ -32,7 +32,7 @@ their two positions (tests/reference/explain.py computes both plainly, by positi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,10 +43,12 @@ from frameaudit._engine import (
     Source,
     align,
     cached,
+    first_failed,
     frame_from_columns,
     from_engine,
     is_frame,
     schema_names,
+    text,
 )
 from frameaudit._expr import aggregate, null_float, over
 from frameaudit._params import Choice, Flag, Integer, Optional, Real, constraints
@@ -126,9 +128,9 @@ class _Pairs:
     feature: str
     k: int | None
     checks: list[validate.Check]
-    # the query naming the partitions without overall rows (None: the overall ranking is a
+    # the check naming the partitions without overall rows (None: the overall ranking is a
     # separate frame)
-    missing_overall: Callable[[], str | None] | None
+    missing_overall: validate.Check | None
 
     @property
     def window(self) -> list[str]:
@@ -278,21 +280,21 @@ def _rankings(
 
 def _overall_missing(
     lf: nw.LazyFrame[Any], reference: nw.LazyFrame[Any], by: list[str], group: str, overall: Any
-) -> Callable[[], str | None]:
-    """The error when some partition has no rows of the overall group (a query, run on failure)."""
-
-    def message() -> str | None:
-        msg = f"overall={overall!r}: no rows with {group} == {overall!r}"
-        if not by:
-            empty = not reference.select(nw.len()).collect().item()
-            return msg + "; the overall ranking is missing" if empty else None
-        without = lf.select(by).unique().join(reference.select(by).unique(), on=by, how="anti")
-        count, example = without.select(nw.len(), validate.row_text(by).min()).collect().row(0)
-        if not count:
-            return None
-        return msg + f" in {count} partition(s) (e.g. {example}); the overall ranking is missing"
-
-    return message
+) -> validate.Check:
+    """The partitions without rows of the overall group: its message, null when there are none."""
+    head = f"overall={overall!r}: no rows with {group} == {overall!r}"
+    tail = "; the overall ranking is missing"
+    if not by:
+        rows = reference.select(nw.len().cast(nw.Int64).alias("n"))
+        return validate.Check(rows, nw.when(nw.col("n") == 0).then(nw.lit(head + tail)))
+    without = lf.select(by).unique().join(reference.select(by).unique(), on=by, how="anti")
+    found = without.select(
+        nw.len().cast(nw.Int64).alias("n"), validate.row_text(by).min().alias("e")
+    )
+    message = text.joined(
+        f"{head} in ", text.integer(nw.col("n")), " partition(s) (e.g. ", nw.col("e"), ")" + tail
+    )
+    return validate.Check(found, nw.when(nw.col("n") > 0).then(message))
 
 
 def _overall_frame(
@@ -348,10 +350,8 @@ def _same_features(pairs: _Pairs, per_group: nw.LazyFrame[Any]) -> list[validate
     Counted on the per-group aggregation the metric needs: a group ranks the overall features
     exactly once each when all its features have an overall position, those positions are
     distinct, and there are as many as overall features. When the overall ranking is rows of
-    the frame, its own features are counted too (distinct, per partition). Only a failed count
-    runs the queries that find the problem and an example, in the order the problems are
-    reported: a feature twice in one ranking, a feature not in the overall ranking, an overall
-    feature missing from a group.
+    the frame, its own features are counted too (distinct, per partition). These counts are
+    Polars' proof; the diagnostics find the problem and an example.
     """
     by, group, feature, groups, reference = (
         pairs.by,
@@ -361,44 +361,36 @@ def _same_features(pairs: _Pairs, per_group: nw.LazyFrame[Any]) -> list[validate
         pairs.reference,
     )
     window = pairs.window
-    shown = validate.row_text([*window, feature]).alias(_VAL)
+    shown = validate.row_text([*window, feature]).min().alias("e")
 
-    def text(count: int, problem: str, example: Any) -> str:
-        return (
-            f"group={group!r}: every group must rank the same features as the overall "
-            f"ranking; {count} (group, feature) pair(s) {problem} (e.g. {example})"
+    def problem(found: nw.LazyFrame[Any], what: str) -> validate.Check:
+        counted = found.select(nw.len().cast(nw.Int64).alias("n"), shown)
+        message = text.joined(
+            f"group={group!r}: every group must rank the same features as the overall ranking; ",
+            text.integer(nw.col("n")),
+            f" (group, feature) pair(s) {what} (e.g. ",
+            nw.col("e"),
+            ")",
         )
+        return validate.Check(counted, nw.when(nw.col("n") > 0).then(message))
 
-    def message(count: int, _: Any, __: int) -> str | None:
-        if not count:
-            return None
-        repeats = validate.distinct_within(
-            pairs.source.frame, window, {feature: "feature"}, "group"
-        )
-        assert repeats.frame is not None
-        assert repeats.error is not None
-        error = repeats.error(repeats.frame.collect().rows(named=True)[0])
-        if error is not None:
-            return str(error)
-        unmatched = pairs.pairs.filter(nw.col(_RPOS).is_null())
-        unknown = unmatched.select(nw.len()).collect().item()
-        if unknown:
-            # A partition without the overall rows leaves all its features unmatched.
-            if pairs.missing_overall is not None and (msg := pairs.missing_overall()) is not None:
-                return msg
-            example = unmatched.select(shown.min()).collect().item()
-            return text(unknown, "are not in the overall ranking", example)
-        features = reference.select(*by, feature)
-        ranked = groups.select(window).unique()
-        expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
-        absent = expected.join(groups.select(*window, feature), on=[*window, feature], how="anti")
-        found, example = absent.select(nw.len(), shown.min()).collect().row(0)
-        return text(found, "of the overall ranking are missing from a group", example)
-
+    # the problems in the order they are reported: a feature twice in one ranking, a feature
+    # not in the overall ranking (all of a partition's when it has no overall rows), an overall
+    # feature missing from a group
+    repeats = validate.distinct_within(pairs.source.frame, window, {feature: "feature"}, "group")
+    unmatched = pairs.pairs.filter(nw.col(_RPOS).is_null())
+    unknown = problem(unmatched, "are not in the overall ranking")
+    if pairs.missing_overall is not None:
+        unknown = first_failed([_when_any(unmatched, pairs.missing_overall), unknown])
+    features = reference.select(*by, feature)
+    ranked = groups.select(window).unique()
+    expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
+    absent = expected.join(groups.select(*window, feature), on=[*window, feature], how="anti")
+    missing = problem(absent, "of the overall ranking are missing from a group")
     rows, rsize = nw.col(_ROWS), nw.col(_RSIZE)
     wrong = (nw.col(_UNKNOWN) > 0) | (nw.col(_DISTINCT) != rows) | (rows != rsize)
-    rule = validate.Rule(wrong.fill_null(value=True), None, message)
-    checks = [validate.Check(None, None, base=per_group, rules=(rule,))]
+    proof = per_group.select(wrong.fill_null(value=True).cast(nw.Int64).sum().alias("wrong"))
+    holds = nw.col("wrong") == 0
     if pairs.missing_overall is not None:
         # The overall rows are a ranking of the frame too: no feature twice in a partition.
         counts = aggregate(
@@ -407,28 +399,38 @@ def _same_features(pairs: _Pairs, per_group: nw.LazyFrame[Any]) -> list[validate
             nw.len().cast(nw.Int64).alias(_ROWS),
             nw.col(feature).n_unique().cast(nw.Int64).alias(_DISTINCT),
         )
-        repeated = validate.Rule(nw.col(_DISTINCT) != nw.col(_ROWS), None, message)
-        checks.append(validate.Check(None, None, base=counts, rules=(repeated,)))
+        repeated = (nw.col(_DISTINCT) != nw.col(_ROWS)).cast(nw.Int64).sum().alias("repeated")
+        proof = proof.join(counts.select(repeated), how="cross")
+        holds = holds & (nw.col("repeated") == 0)
+    checks = [validate.proven(first_failed([repeats, unknown, missing]), proof, holds)]
     if pairs.k is not None:
         checks.append(_k_within(reference, pairs.k))
     return checks
 
 
+def _when_any(rows: nw.LazyFrame[Any], check: validate.Check) -> validate.Check:
+    """``check``, reported only when ``rows`` is not empty."""
+    assert check.frame is not None
+    assert check.message is not None
+    present = rows.select(nw.len().cast(nw.Int64).alias("__fa_rows"))
+    frame = check.frame.join(present, how="cross")
+    return validate.Check(frame, nw.when(nw.col("__fa_rows") > 0).then(check.message))
+
+
 def _k_within(reference: nw.LazyFrame[Any], k: int) -> validate.Check:
     """Check that k is at most the number of features (one row per partition is tested)."""
 
-    def message(count: int, example: Any, _: int) -> str | None:
-        if not count:
-            return None
-        return (
-            f"k={k}: larger than the number of features ({example}); expected k <= the "
-            f"number of features ({count} partition(s) too short)"
+    def message(count: nw.Expr, example: str) -> nw.Expr:
+        return text.joined(
+            f"k={k}: larger than the number of features (",
+            text.repr_of(example),
+            "); expected k <= the number of features (",
+            text.integer(count),
+            " partition(s) too short)",
         )
 
     short = (nw.col(_RPOS) == 1) & (nw.col(_RSIZE) < k)
-    return validate.Check(
-        None, None, base=reference, rules=(validate.Rule(short, nw.col(_RSIZE), message),)
-    )
+    return validate.Check.of_rules(reference, validate.Rule(short, message, example=nw.col(_RSIZE)))
 
 
 def _per_group(

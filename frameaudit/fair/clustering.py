@@ -31,7 +31,7 @@ Where frameaudit and holisticai 1.0.14 differ, the documentation's "Differences"
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -52,6 +52,7 @@ from frameaudit._engine import (
     interval,
     nearest_centroid_sums,
     resampling,
+    text,
 )
 from frameaudit._expr import (
     WHOLE,
@@ -64,7 +65,7 @@ from frameaudit._expr import (
 )
 from frameaudit._params import UNCERTAINTY, Flag, Integer, Optional, constraints
 from frameaudit._roles import Names, Role, bind, column_names
-from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
+from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
     "cluster_balance",
@@ -1054,26 +1055,26 @@ def _at_least_two_clusters(prep: _Prepared, cluster: str) -> validate.Check:
     k = nw.col(cluster).n_unique().cast(nw.Int64).alias("__fa_k")
     per = aggregate(prep.frame, prep.by, k)
     offenders = per.filter(nw.col("__fa_k") < 2)
-    key = nw.lit(0).alias("__fa_key")
-    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"), key)
-    example = (offenders.sort(prep.by) if prep.by else offenders).head(1).with_columns(key)
-    summary = counts.join(example, on="__fa_key", how="left")
-
-    def error(row: Mapping[str, Any]) -> InvalidValueError | None:
-        if not row["n"]:
-            return None
-        msg = f"cluster={cluster!r}: silhouette_difference needs at least 2 clusters"
-        if prep.by:
-            where = ", ".join(f"{k}={row[k]!r}" for k in prep.by)
-            msg += (
-                f" in every partition; {row['n']} partition(s) have fewer "
-                f"(e.g. {where}: {row['__fa_k']})"
-            )
-        else:
-            msg += f"; found {row['__fa_k']}"
-        return InvalidValueError(msg)
-
-    return validate.Check(summary, error)
+    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
+    keys = [*prep.by, "__fa_k"]
+    summary = validate.first_offender(counts, offenders, keys, "k")
+    found = text.integer(nw.col(f"k{len(prep.by)}"))
+    head = f"cluster={cluster!r}: silhouette_difference needs at least 2 clusters"
+    if prep.by:
+        where = validate.example_text(prep.by, "k")
+        assert where is not None  # by= names columns of the caller's
+        message = text.joined(
+            f"{head} in every partition; ",
+            text.integer(nw.col("n")),
+            " partition(s) have fewer (e.g. ",
+            where,
+            ": ",
+            found,
+            ")",
+        )
+    else:
+        message = text.joined(f"{head}; found ", found)
+    return validate.Check(summary, nw.when(nw.col("n") > 0).then(message))
 
 
 def _refuse_resampling(ci: float | None, weight: str | None) -> None:

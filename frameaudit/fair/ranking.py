@@ -53,11 +53,12 @@ from frameaudit._engine import (
     interval,
     order_marks,
     resampling,
+    text,
 )
 from frameaudit._expr import WHOLE, aggregate, discount, null_float, over, partitioned, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, constraints
 from frameaudit._roles import Names, Role, bind, column_names
-from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError, InvalidValueError
+from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
     "COMBOS",
@@ -312,18 +313,17 @@ def _mapping(
 
 
 def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> validate.Check:
-    both = unmapped.select(nw.len().alias("n"), nw.col(item).min().alias("example"))
-
-    def error(row: Mapping[str, Any]) -> InvalidValueError | None:
-        if row["n"]:
-            msg = (
-                f"groups=: {row['n']} ranked row(s) have an item missing from the mapping "
-                f"(e.g. {item}={row['example']!r}); every ranked item needs a group"
-            )
-            return InvalidValueError(msg)
-        return None
-
-    return validate.Check(both, error)
+    both = unmapped.select(nw.len().cast(nw.Int64).alias("n"), nw.col(item).min().alias("example"))
+    message = nw.when(nw.col("n") > 0).then(
+        text.joined(
+            "groups=: ",
+            text.integer(nw.col("n")),
+            f" ranked row(s) have an item missing from the mapping (e.g. {item}=",
+            text.repr_of("example"),
+            "); every ranked item needs a group",
+        )
+    )
+    return validate.Check(both, message)
 
 
 def _over_units(

@@ -8,13 +8,19 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
+from frameaudit.exceptions import frameaudit_errors
+
 __all__ = ["eager", "label", "summary", "summary_row", "worst", "worst_row"]
 
 
 def eager(result: Any) -> pl.DataFrame:
-    """A metric's result (of the input's kind) as an eager Polars frame."""
+    """A metric's result (of the input's kind) as an eager Polars frame.
+
+    Bad values found inside a DuckDB or Spark query raise the frameaudit error.
+    """
     native = nw.from_native(result)
-    frame = native.collect(backend="polars") if isinstance(native, nw.LazyFrame) else native
+    with frameaudit_errors():
+        frame = native.collect(backend="polars") if isinstance(native, nw.LazyFrame) else native
     polars: pl.DataFrame = frame.to_polars()
     return polars
 

@@ -36,6 +36,7 @@ from frameaudit._engine import (
     from_engine,
     interval,
     resampling,
+    text,
 )
 from frameaudit._expr import WHOLE, aggregate, partitioned, safe_div
 from frameaudit._roles import Names, Role, bind
@@ -224,17 +225,14 @@ def prepare(
 def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> validate.Check:
     """A class label is never NaN (engines disagree on whether NaN equals NaN)."""
 
-    def message(count: int, _: Any, __: int) -> str | None:
-        if not count:
-            return None
-        return (
-            f"{parameter}={column!r}: column {column!r} holds {count} NaN value(s); class "
-            "labels must not be NaN"
+    def message(count: nw.Expr, _: str) -> nw.Expr:
+        return text.joined(
+            f"{parameter}={column!r}: column {column!r} holds ",
+            text.integer(count),
+            " NaN value(s); class labels must not be NaN",
         )
 
-    return validate.Check(
-        None, None, base=lf, rules=(validate.Rule(nw.col(column).is_nan(), None, message),)
-    )
+    return validate.Check.of_rules(lf, validate.Rule(nw.col(column).is_nan(), message))
 
 
 def _labels(
@@ -295,27 +293,31 @@ def _layout_checks(
     def layout(
         flag: nw.Expr, parameter: str, column: str, problem: str, hint: str
     ) -> validate.Rule:
-        def message(count: int, example: Any, _: int) -> str | None:
-            if not count:
-                return None
-            return (
-                f"{parameter}={column!r}: {count} sample(s) {problem} (e.g. "
-                f"{_example_text(example, [*by, sample])}); {hint}"
+        def message(count: nw.Expr, example: str) -> nw.Expr:
+            return text.joined(
+                f"{parameter}={column!r}: ",
+                text.integer(count),
+                f" sample(s) {problem} (e.g. ",
+                _example_text(example, [*by, sample]),
+                f"); {hint}",
             )
 
-        return validate.Rule(flag, _example([*by, sample]), message)
+        return validate.Rule(flag, message, example=_example([*by, sample]))
 
-    def few_runs(count: int, example: Any, _: int) -> str | None:
-        if not count:
-            return None
+    def few_runs(count: nw.Expr, example: str) -> nw.Expr:
+        head = f"run={run!r}: at least two runs are needed to compare, found "
         if not by:
-            return f"run={run!r}: at least two runs are needed to compare, found {example}"
-        return (
-            f"run={run!r}: at least two runs are needed to compare, found fewer in {count} "
-            f"partition(s) (e.g. {_example_text(example, by)})"
+            return text.joined(head, text.repr_of(example))
+        return text.joined(
+            head,
+            "fewer in ",
+            text.integer(count),
+            " partition(s) (e.g. ",
+            _example_text(example, by),
+            ")",
         )
 
-    few = validate.Rule(k < 2, _example(by) if by else k, few_runs)
+    few = validate.Rule(k < 2, few_runs, example=_example(by) if by else k)
     rules = (
         layout(rows > seen, "sample", sample, "are predicted more than once by one run", once),
         layout(seen < k, "run", run, "are not predicted by every run", once),
@@ -324,10 +326,7 @@ def _layout_checks(
             "a sample's target must be the same in every run",
         ),
     )  # fmt: skip
-    return [
-        validate.Check(None, None, base=runs, rules=(few,)),
-        validate.Check(None, None, base=per_sample, rules=rules),
-    ]
+    return [validate.Check.of_rules(runs, few), validate.Check.of_rules(per_sample, *rules)]
 
 
 def _example(names: list[str]) -> nw.Expr:
@@ -335,8 +334,11 @@ def _example(names: list[str]) -> nw.Expr:
     return nw.col(names[0]) if len(names) == 1 else validate.row_text(names)
 
 
-def _example_text(example: Any, names: list[str]) -> str:
-    return f"{names[0]}={example!r}" if len(names) == 1 else str(example)
+def _example_text(example: str, names: list[str]) -> nw.Expr:
+    """The example column of :func:`_example` in a message ("sample=7", or its row text)."""
+    if len(names) == 1:
+        return text.joined(f"{names[0]}=", text.repr_of(example))
+    return nw.col(example)
 
 
 def intersection_over_union(

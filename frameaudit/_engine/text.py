@@ -1,0 +1,212 @@
+"""Values shown in error messages, formatted inside the engine exactly as Python shows them.
+
+A value check's message is a string expression over its one-row diagnostics frame (see
+:mod:`frameaudit._engine.checks`), so that DuckDB and Spark can raise it from inside the
+query. The examples it shows must read the same on every engine, and the same as Python's
+``repr`` (the text frameaudit has always shown): :func:`with_reprs` adds, next to every
+column of such a frame, its values as ``repr`` writes them, and :func:`repr_of` names that
+text in a message. Engines disagree on how a float becomes text (``1e-05``, ``1.0E-5``,
+``0.00001``), so floats are formatted natively, per engine; everything else is portable:
+
+* integers as their digits; booleans as ``True``/``False``; null as ``None``;
+* floats as the shortest text that reads back as the same float (``0.1``, ``2.0``,
+  ``1e+16``, ``nan``, ``-inf``);
+* strings quoted and escaped as ``repr`` does (backslash, quote, newline, carriage return
+  and tab; other control characters are shown as they are);
+* dates as ``datetime.date(2024, 1, 31)``; other dtypes as the engine casts them to text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import narwhals.stable.v2 as nw
+import polars as pl
+
+__all__ = ["integer", "joined", "quoted", "repr_of", "shown", "with_reprs"]
+
+_REPR = "__fa_repr_"
+
+# Python writes floats in positional notation from 1e-4 up to (not including) 1e16
+_LOWEST_POSITIONAL, _HIGHEST_POSITIONAL = -4, 16
+_DIGITS = 17  # every float is one of at most 17 significant digits
+
+
+def repr_of(column: str) -> nw.Expr:
+    """The values of ``column`` of a frame passed through :func:`with_reprs`, as ``repr``."""
+    return nw.col(_REPR + column)
+
+
+def shown(column: str) -> nw.Expr:
+    """An offending value: its ``repr``, or ``NaN`` when it is NaN or missing.
+
+    The aggregation that picks an example skips NaN, so a missing example means NaN.
+    """
+    missing = nw.col(column).is_null() | (repr_of(column) == "nan")
+    return nw.when(missing).then(nw.lit("NaN")).otherwise(repr_of(column))
+
+
+def integer(expr: nw.Expr) -> nw.Expr:
+    """A count as text (its digits)."""
+    return expr.cast(nw.Int64).cast(nw.String)
+
+
+def joined(*parts: str | nw.Expr) -> nw.Expr:
+    """A message from literal text and string expressions (null if any part is null)."""
+    return nw.concat_str(*(nw.lit(p) if isinstance(p, str) else p for p in parts))
+
+
+def quoted(value: nw.Expr) -> nw.Expr:
+    """``repr`` of a string: single quotes unless the text has one and no double quote."""
+    escaped = value.str.replace_all("\\", "\\\\", literal=True)
+    for char, escape in (("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
+        escaped = escaped.str.replace_all(char, escape, literal=True)
+    double = value.str.contains("'", literal=True) & ~value.str.contains('"', literal=True)
+    single = joined("'", escaped.str.replace_all("'", "\\'", literal=True), "'")
+    return nw.when(double).then(joined('"', escaped, '"')).otherwise(single)
+
+
+def _date(value: nw.Expr) -> nw.Expr:
+    parts = (value.dt.year(), value.dt.month(), value.dt.day())
+    return joined("datetime.date(", *_separated([integer(p) for p in parts]), ")")
+
+
+def _separated(parts: list[nw.Expr]) -> list[str | nw.Expr]:
+    out: list[str | nw.Expr] = []
+    for part in parts:
+        out += [", ", part] if out else [part]
+    return out
+
+
+def _portable(value: nw.Expr, dtype: Any) -> nw.Expr:
+    """``repr`` of a non-float column, in narwhals (every engine agrees on these)."""
+    if isinstance(dtype, (nw.String, nw.Categorical, nw.Enum)):
+        return quoted(value.cast(nw.String))
+    if isinstance(dtype, nw.Boolean):
+        return nw.when(value).then(nw.lit("True")).otherwise(nw.lit("False"))
+    if isinstance(dtype, nw.Date):
+        return _date(value)
+    return value.cast(nw.String)
+
+
+def with_reprs(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """``frame`` with, for every column, its values as Python's ``repr`` shows them.
+
+    Meant for the one-row diagnostics frames of value checks: the floats take one native
+    step, seventeen candidate texts on Spark.
+    """
+    schema = frame.collect_schema()
+    floats = [name for name, dtype in schema.items() if dtype.is_float()]
+    texts = [
+        nw.when(nw.col(name).is_null())
+        .then(nw.lit("None"))
+        .otherwise(_portable(nw.col(name), dtype))
+        .alias(_REPR + name)
+        for name, dtype in schema.items()
+        if name not in floats
+    ]
+    with_texts = frame.with_columns(*texts) if texts else frame
+    return _with_float_reprs(with_texts, floats) if floats else with_texts
+
+
+def _with_float_reprs(frame: nw.LazyFrame[Any], floats: list[str]) -> nw.LazyFrame[Any]:
+    implementation = frame.implementation
+    native = frame.to_native()
+    if implementation is nw.Implementation.POLARS:
+        formatted = native.with_columns(
+            pl.col(name)
+            .cast(pl.Float64)
+            .map_elements(repr, return_dtype=pl.String, skip_nulls=False)
+            .alias(_REPR + name)
+            for name in floats
+        )
+    elif implementation is nw.Implementation.DUCKDB:
+        import duckdb  # noqa: PLC0415 (an optional engine)
+
+        # DuckDB writes a DOUBLE as Python does (shortest round trip, same notation), but for
+        # the sign of a NaN
+        formatted = native.select(
+            duckdb.StarExpression(),
+            *(
+                duckdb.SQLExpression(
+                    f"CASE WHEN isnan({_quoted(name)}) THEN 'nan' "
+                    f"ELSE COALESCE(CAST(CAST({_quoted(name)} AS DOUBLE) AS VARCHAR), 'None') END"
+                ).alias(_REPR + name)
+                for name in floats
+            ),
+        )
+    elif implementation is nw.Implementation.PYSPARK:
+        from pyspark.sql import functions as sf  # noqa: PLC0415 (an optional engine)
+
+        formatted = native
+        for name in floats:
+            for step, sql in _spark_float(f"CAST(`{name}` AS DOUBLE)"):
+                formatted = formatted.withColumn(step, sf.expr(sql))
+            formatted = formatted.withColumnRenamed(_SPARK_TEXT, _REPR + name).drop(*_SPARK_STEPS)
+    else:
+        return frame.with_columns(
+            nw.col(name).cast(nw.Float64).cast(nw.String).fill_null("None").alias(_REPR + name)
+            for name in floats
+        )
+    result: nw.LazyFrame[Any] = nw.from_native(formatted)
+    return result
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+_SPARK_SHORTEST, _SPARK_MANTISSA, _SPARK_EXPONENT, _SPARK_TEXT = (
+    "__fa_shortest",
+    "__fa_mantissa",
+    "__fa_exponent",
+    "__fa_text",
+)
+_SPARK_STEPS = (_SPARK_SHORTEST, _SPARK_MANTISSA, _SPARK_EXPONENT)
+
+
+def _spark_float(value: str) -> list[tuple[str, str]]:
+    """Spark SQL steps (column, expression) writing the DOUBLE ``value`` as ``repr`` does.
+
+    Java writes doubles in its own notation (``1.0E-5``), with more digits than needed on
+    some (``9.999999999999999E22`` for 1e23): the shortest of the texts with 1 to 17
+    significant digits that reads back as the value gives Python's digits, laid out then in
+    Python's notation (positional from 1e-4 up to 1e16, else ``1.5e-05``). Java rounds those
+    texts from its own digits, so a value that needs all 17 digits may end one digit off
+    Python's (both read back as the value).
+    """
+    size = f"ABS({value})"
+    candidates = ", ".join(
+        f"CASE WHEN TRY_CAST(format_string('%.{p}e', {size}) AS DOUBLE) = {size} "
+        f"THEN format_string('%.{p}e', {size}) END"
+        for p in range(_DIGITS)
+    )
+    mantissa, exponent = _SPARK_MANTISSA, _SPARK_EXPONENT
+    digits = f"replace({mantissa}, '.', '')"
+    scientific = (
+        f"concat({mantissa}, 'e', IF({exponent} < 0, '-', '+'), "
+        f"IF(ABS({exponent}) < 10, '0', ''), CAST(ABS({exponent}) AS STRING))"
+    )
+    positional = (
+        f"CASE WHEN {exponent} < 0 THEN concat('0.', repeat('0', -{exponent} - 1), {digits}) "
+        f"WHEN length({digits}) <= {exponent} + 1 "
+        f"THEN concat({digits}, repeat('0', {exponent} + 1 - length({digits})), '.0') "
+        f"ELSE concat(substring({digits}, 1, {exponent} + 1), '.', "
+        f"substring({digits}, {exponent} + 2)) END"
+    )
+    layout = (
+        f"CASE WHEN {exponent} < {_LOWEST_POSITIONAL} OR {exponent} >= {_HIGHEST_POSITIONAL} "
+        f"THEN {scientific} ELSE {positional} END"
+    )
+    text = (
+        f"CASE WHEN {value} IS NULL THEN 'None' WHEN isnan({value}) THEN 'nan' "
+        f"WHEN {value} = double('inf') THEN 'inf' WHEN {value} = double('-inf') THEN '-inf' "
+        f"WHEN {value} = 0 THEN CAST({value} AS STRING) "
+        f"ELSE concat(IF({value} < 0, '-', ''), {layout}) END"
+    )
+    return [
+        (_SPARK_SHORTEST, f"COALESCE({candidates})"),
+        (mantissa, f"substring_index({_SPARK_SHORTEST}, 'e', 1)"),
+        (exponent, f"TRY_CAST(substring_index({_SPARK_SHORTEST}, 'e', -1) AS INT)"),
+        (_SPARK_TEXT, text),
+    ]
