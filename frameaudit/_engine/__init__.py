@@ -57,12 +57,19 @@ from frameaudit._engine.resample import (
     interval,
     resampling,
 )
-from frameaudit._engine.screens import agreement_screen, order_marks, sorted_screen
+from frameaudit._engine.screens import (
+    PROVED,
+    agreement_screen,
+    order_marks,
+    proven_or_exact,
+    sorted_screen,
+)
 
 __all__ = [
     "MAX_SEED",
     "NEIGHBOURS",
     "POINT",
+    "PROVED",
     "REPLICATE",
     "UNDEFINED",
     "Bootstrap",
@@ -88,6 +95,7 @@ __all__ = [
     "nearest_centroid_sums",
     "nearest_rows",
     "order_marks",
+    "proven_or_exact",
     "require_kernel_engine",
     "resampling",
     "run_kernel",

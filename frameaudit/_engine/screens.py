@@ -27,7 +27,12 @@ import polars as pl
 
 from frameaudit._expr import hashed_keys
 
-__all__ = ["agreement_screen", "order_marks", "sorted_screen"]
+__all__ = ["PROVED", "agreement_screen", "order_marks", "proven_or_exact", "sorted_screen"]
+
+PROVED = "__fa_proved"
+"""The column of the one-row proof of :func:`proven_or_exact`."""
+_KEY = "__fa_proof_key"
+_PRESENT = "__fa_proof_present"
 
 
 def _follows(keys: Sequence[str], *, strict: bool) -> pl.Expr:
@@ -115,3 +120,36 @@ def agreement_screen(
         changed.fill_null(value=False).sum().alias("changed"),
     )
     return nw.from_native(screen)
+
+
+def proven_or_exact(
+    fast: nw.LazyFrame[Any], proof: nw.LazyFrame[Any], exact: nw.LazyFrame[Any]
+) -> nw.LazyFrame[Any]:
+    """``fast`` where the one-row ``proof`` (column :data:`PROVED`) holds, else ``exact``.
+
+    ``fast`` and ``exact`` are two plans for the same frame; ``fast`` is right when the proof
+    holds (e.g. positions 1..n in every ranking make the positions the orders, no window
+    needed). On Polars one plan computes ``fast`` with its proof, and only a failed proof
+    computes ``exact``, by a second query, as a failed check computes its diagnostics. The
+    other engines plan the windows of ``exact`` themselves (and spill them to disk).
+    """
+    if fast.implementation is not nw.Implementation.POLARS:
+        return exact
+    native: pl.LazyFrame = fast.to_native()
+    schema = native.collect_schema()
+    exact_native: pl.LazyFrame = exact.to_native()
+    # the one-row proof on the left, so that an empty ``fast`` still carries it
+    key = pl.lit(0).alias(_KEY)
+    joined = (
+        proof.to_native()
+        .select(pl.col(PROVED).fill_null(value=False), key)
+        .join(native.with_columns(key, pl.lit(True).alias(_PRESENT)), on=_KEY, how="left")
+    )
+
+    def choose(frame: pl.DataFrame) -> pl.DataFrame:
+        if frame[PROVED][0]:
+            return frame.filter(pl.col(_PRESENT).is_not_null()).select(schema.names())
+        return exact_native.collect().select(schema.names())
+
+    chosen: nw.LazyFrame[Any] = nw.from_native(joined.map_batches(choose, schema=schema))
+    return chosen

@@ -40,6 +40,7 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
+    PROVED,
     REPLICATE,
     UNDEFINED,
     Bootstrap,
@@ -52,6 +53,7 @@ from frameaudit._engine import (
     from_engine,
     interval,
     order_marks,
+    proven_or_exact,
     resampling,
     text,
 )
@@ -1098,15 +1100,40 @@ def arp(
         bootstrap=_bootstrap(ci, n_boot, seed),
         per_group=combo is None,
     )
+    exact = _arp_per_ranking(prep, _with_order(prep, "arp"), nw.col(_ORDER))
+    # positions 1..n_r in every ranking are the orders themselves: no window (proved from
+    # the same aggregation; the window only when the proof fails)
+    fast = _arp_per_ranking(prep, prep.frame, nw.col(rank))
+    contiguous = (over(nw.col("__fa_lo").min(), prep.rankings) == 1) & (
+        over(nw.col("__fa_hi").max(), prep.rankings) == nw.col(_RANKINGS)
+    )
+    proof = fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min())
+    per_ranking = proven_or_exact(fast, proof, exact)
+    sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
+    if combo is None:
+        sums = _with_sizes(prep, sums)
+    return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
+
+
+def _arp_per_ranking(
+    prep: _Prepared, frame: nw.LazyFrame[Any], order: nw.Expr
+) -> nw.LazyFrame[Any]:
+    """ARP's won and mixed pairs per (ranking, group), from each row's ``order``.
+
+    Also the smallest and largest order of the group (``__fa_lo``, ``__fa_hi``) and the
+    ranking's length (``_RANKINGS``).
+    """
     ngr = nw.col("__fa_ngr")
     weighted = prep.row_weight()
-    per_ranking = (
+    return (
         aggregate(
-            _with_order(prep, "arp"),
+            frame,
             [*prep.rankings, *prep.groups],
-            nw.col(_ORDER).cast(nw.Float64).sum().alias("__fa_sum_order"),
+            order.cast(nw.Float64).sum().alias("__fa_sum_order"),
             nw.len().alias("__fa_ngr"),
-            *([nw.col(weight).max()] if weight else []),
+            order.min().alias("__fa_lo"),
+            order.max().alias("__fa_hi"),
+            *([nw.col(prep.weight).max()] if prep.weight else []),
         )
         .with_columns(ngr.cast(nw.Float64))
         .with_columns(over(ngr.sum(), prep.rankings).alias(_RANKINGS))
@@ -1120,10 +1147,6 @@ def arp(
         .with_columns(*((nw.col(c) * weighted).alias(c) for c in (_NUM, _DEN)))
         .with_columns((ngr * weighted).alias(_ROWS))
     )
-    sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
-    if combo is None:
-        sums = _with_sizes(prep, sums)
-    return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
 
 @constraints(**UNCERTAINTY)
