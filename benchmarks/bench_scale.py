@@ -1,19 +1,20 @@
-"""Bounded memory at scale: every ranking metric on Polars streaming from Parquet.
+"""Bounded memory at scale: the ranking metrics on Polars streaming and DuckDB from Parquet.
 
     python benchmarks/bench_scale.py            # 10^8 rows (1M rankings x 100 items; ~15 min)
     python benchmarks/bench_scale.py --quick    # 10^6 rows, a smoke run
 
 The rankings are written in files of 100,000 rankings under /tmp (never held in memory at
-once; the same files as the Spark benchmark, ``bench_spark.write_rankings``), scanned with
-``pl.scan_parquet``, and each metric is called lazily (``ranking=`` the ranking, ``group=``
-the group, the roles of ``ROLES``) and collected with ``engine="streaming"``, each in a fresh
-process that samples its resident memory (``/proc/self/statm``, every 5 ms). The reference is
-the bare streaming pass over the same files in the same run: the sum of 1/log2(rank+1) by
-ranking and group. Every call runs at a tenth of the size too: the growth of the peak between
-the two sizes, per row, is the memory a row costs (about 0 for a call that streams). Targets:
-peak resident memory under 2 GiB for every metric, EXP within 3x and NDKL within 10x of the
-bare pass's time. Results are printed and written to benchmarks/results/scale.md; the files
-this run wrote are deleted afterwards.
+once; the same files as the Spark benchmark, ``bench_spark.write_rankings``). Every ranking
+metric (``ranking=`` the ranking, ``group=`` the group, the roles of ``ROLES``) runs on Polars
+streaming: the files scanned with ``pl.scan_parquet``, the lazy call collected with
+``engine="streaming"``; EXP and NDKL also run on DuckDB with a memory limit and a spill
+directory on disk. Each call runs in a fresh process that samples its resident memory
+(``/proc/self/statm``, every 5 ms), at a tenth of the size and at full size: the growth of the
+peak between the two, per row, is the memory a row costs (about 0 for a call that streams).
+The reference on each engine is the bare pass over the same files in the same run: the sum of
+1/log2(rank+1) by ranking and group. Targets on Polars: peak resident memory under 2 GiB for
+every metric, EXP within 3x and NDKL within 10x of the bare pass's time. Results are printed
+and written to benchmarks/results/scale.md; the files this run wrote are deleted afterwards.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench_spark import DATA, METRICS, ROLES, write_rankings
@@ -31,8 +33,10 @@ from bench_spark import DATA, METRICS, ROLES, write_rankings
 RESULTS = Path(__file__).parent / "results" / "scale.md"
 GIB = 2**30
 TARGETS = {"exp": 3.0, "ndkl": 10.0}
+SPILL = Path("/tmp/frameaudit_duckdb_spill")
 
-# One measurement in a fresh process: the call (source text) on the scan, collected by streaming
+# One measurement in a fresh process: the call (source text) on ``lf``, the engine's view of
+# the files, computed to the end
 _RUN = """
 import json, os, threading, time
 import polars as pl
@@ -48,18 +52,48 @@ def watch():
         time.sleep(0.005)
 watcher = threading.Thread(target=watch, daemon=True)
 watcher.start()
-lf = pl.scan_parquet({path!r})
+{source}
 start = time.perf_counter()
-result = ({call}).collect(engine="streaming")
+result = {compute}
 seconds = time.perf_counter() - start
 done.set()
 watcher.join()
-print(json.dumps({{"seconds": seconds, "peak": max(peak[0], resident()), "rows": result.height}}))
+print(json.dumps({{"seconds": seconds, "peak": max(peak[0], resident()), "rows": len(result)}}))
 """
-BARE = (
-    'lf.group_by("ranking", "group")'
-    '.agg((1.0 / (pl.col("rank") + 1).cast(pl.Float64).log(2)).sum())'
+
+
+@dataclass(frozen=True)
+class Engine:
+    """How a measurement reads the files (``lf``), computes a call, and writes the bare pass."""
+
+    source: str
+    compute: str
+    bare: str
+
+
+POLARS = Engine(
+    source="lf = pl.scan_parquet({path!r})",
+    compute='({call}).collect(engine="streaming")',
+    bare='lf.group_by("ranking", "group").agg((1.0 / (pl.col("rank") + 1).log(2)).sum())',
 )
+DUCKDB_MEMORY = "1GB"
+DUCKDB = Engine(
+    source="import duckdb\n"
+    "con = duckdb.connect()\n"
+    f"con.execute(\"SET memory_limit = '{DUCKDB_MEMORY}'\")\n"
+    f"con.execute(\"SET temp_directory = '{SPILL}'\")\n"
+    "lf = con.read_parquet({path!r})",
+    compute="({call}).fetchall()",
+    bare="con.sql('select ranking, \"group\", sum(1.0 / log2(rank + 1)) from lf group by all')",
+)
+ENGINES = {"Polars streaming": POLARS, "DuckDB": DUCKDB}
+DESCRIPTIONS = {
+    "Polars streaming": '`pl.scan_parquet`, the lazy call, `.collect(engine="streaming")`. '
+    "Targets: peak under 2 GiB, EXP within 3x and NDKL within 10x of the bare pass.",
+    "DuckDB": f"a connection with `memory_limit = '{DUCKDB_MEMORY}'` and a `temp_directory` "
+    "on disk, `con.read_parquet`, the call on the relation, `.fetchall()`; the bare pass in SQL.",
+}
+ON_DUCKDB = ["exp", "ndkl"]
 
 
 def metric_call(metric: str) -> str:
@@ -70,9 +104,12 @@ def metric_call(metric: str) -> str:
     return f"fa.fair.{metric}(lf, rank='rank', {arguments})"
 
 
-def measure(call: str, folder: Path) -> dict[str, float]:
-    """Seconds and peak resident bytes of ``call`` collected by streaming, in a new process."""
-    code = _RUN.format(path=str(folder / "*.parquet"), call=call)
+def measure(engine: Engine, call: str, folder: Path) -> dict[str, float]:
+    """Seconds and peak resident bytes of ``call`` computed on ``engine``, in a new process."""
+    code = _RUN.format(
+        source=engine.source.format(path=str(folder / "*.parquet")),
+        compute=engine.compute.format(call=call),
+    )
     output = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
@@ -80,14 +117,36 @@ def measure(call: str, folder: Path) -> dict[str, float]:
     return result
 
 
-def row(name: str, small: dict[str, float], full: dict[str, float], bare: float, rows: int) -> str:
+def row(
+    name: str, sizes: list[dict[str, float]], bare: float, rows: int, target: float | None
+) -> str:
     """A table row: time, its ratio to the bare pass, peak memory and its growth per row."""
+    small, full = sizes
     growth = (full["peak"] - small["peak"]) / (rows * 0.9)
-    target = f" (target {TARGETS[name]:.0f}x)" if name in TARGETS else ""
+    aim = f" (target {target:.0f}x)" if target else ""
     return (
-        f"| {name} | {full['seconds']:.2f} | {full['seconds'] / bare:.1f}x{target} "
+        f"| {name} | {full['seconds']:.2f} | {full['seconds'] / bare:.1f}x{aim} "
         f"| {small['peak'] / GIB:.2f} | {full['peak'] / GIB:.2f} | {max(growth, 0.0):.0f} |"
     )
+
+
+def table(engine: Engine, metrics: list[str], folders: list[Path], rows: int) -> list[str]:
+    """The measured table of ``engine``: the bare pass and ``metrics``, at both sizes."""
+    calls = {"bare pass": engine.bare} | {m: metric_call(m) for m in metrics}
+    measured: dict[str, list[dict[str, float]]] = {}
+    for name, call in calls.items():
+        measured[name] = [measure(engine, call, folder) for folder in folders]
+        print(name, measured[name], flush=True)
+    bare = measured["bare pass"][1]["seconds"]
+    return [
+        f"| call | time (s) | x bare | peak, {rows // 10:,} rows (GiB) | peak, {rows:,} rows "
+        "(GiB) | bytes per row |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(
+            row(name, measured[name], bare, rows, TARGETS.get(name) if engine is POLARS else None)
+            for name in calls
+        ),
+    ]
 
 
 def main() -> None:
@@ -99,31 +158,23 @@ def main() -> None:
     sizes = [num_rankings // 10, num_rankings]
     made = [n for n in sizes if not (DATA / f"{n}" / "_done").exists()]  # the others are kept
     folders = [write_rankings(n) for n in sizes]
-    calls = {"bare pass": BARE} | {m: metric_call(m) for m in args.metrics}
-    measured: dict[str, list[dict[str, float]]] = {}
-    try:
-        for name, call in calls.items():
-            measured[name] = [measure(call, folder) for folder in folders]
-            print(name, measured[name], flush=True)
-    finally:
-        for n in made:
-            shutil.rmtree(DATA / f"{n}", ignore_errors=True)
     rows = num_rankings * 100
-    bare = measured["bare pass"][1]["seconds"]
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_scale.py`"
         f"{' --quick' if args.quick else ''}: {num_rankings:,} rankings x 100 items "
-        f"({rows:,} rows) in Parquet files, `pl.scan_parquet`, the lazy call, "
-        '`.collect(engine="streaming")`, each call in a fresh process; the peak at a tenth of '
-        "the rows too, and the growth of the peak per row between the two sizes. The bare pass: "
-        "the sum of 1/log2(rank+1) by ranking and group over the same files. Target: peak "
-        "under 2 GiB.",
-        "",
-        f"| call | time (s) | x bare | peak, {rows // 10:,} rows (GiB) | peak, {rows:,} rows "
-        "(GiB) | bytes per row |",
-        "|---|---:|---:|---:|---:|---:|",
-        *(row(name, *measured[name], bare, rows) for name in calls),
+        f"({rows:,} rows) in Parquet files, each call in a fresh process; the peak at a tenth "
+        "of the rows too, and the growth of the peak per row between the two sizes. The bare "
+        "pass: the sum of 1/log2(rank+1) by ranking and group over the same files.",
     ]
+    try:
+        for name, engine in ENGINES.items():
+            metrics = args.metrics if engine is POLARS else ON_DUCKDB
+            lines += ["", f"**{name}**: {DESCRIPTIONS[name]}", ""]
+            lines += table(engine, metrics, folders, rows)
+    finally:
+        for n in made:
+            shutil.rmtree(DATA / f"{n}", ignore_errors=True)
+        shutil.rmtree(SPILL, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.write_text(text)
