@@ -24,13 +24,13 @@ import narwhals.stable.v2 as nw
 from frameaudit._engine import (
     Check,
     Rule,
-    count_distinct,
     is_bool,
     merge_rules,
+    repeats_within,
     sorted_screen,
     text,
 )
-from frameaudit._expr import aggregate
+from frameaudit._expr import aggregate, hashed_keys
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
@@ -298,6 +298,33 @@ def _counted(
     return nw.when(nw.col(count) > 0).then(message)
 
 
+def _repeating_partitions(
+    per_partition: nw.LazyFrame[Any], partition: Sequence[str], columns: int
+) -> nw.LazyFrame[Any]:
+    """One row: per column i, the partitions where a value repeats (``n{i}``) and the first.
+
+    The first such partition (in key order) is ``p{i}_0``, ``p{i}_1``, ... With at most one
+    key that varies (the constant partition key aside), it is the smallest flagged key, taken
+    in the same aggregation as the counts: DuckDB and Spark compute a subplan once per reader,
+    and a second reader of ``per_partition`` would sort the rows again. With several keys, a
+    top-1 of the flagged partitions (:func:`first_offender`).
+    """
+    flags = [nw.col(f"__fa_r{i}") for i in range(columns)]
+    counts = [flag.sum().alias(f"n{i}") for i, flag in enumerate(flags)]
+    if len(hashed_keys(partition)) > 1:
+        rows = per_partition.select(*counts)
+        for i, flag in enumerate(flags):
+            rows = first_offender(rows, per_partition.filter(flag > 0), partition, f"p{i}_")
+        return rows
+    examples = [
+        nw.when(flag > 0).then(nw.col(key)).alias(f"p{i}_{j}")
+        for i, flag in enumerate(flags)
+        for j, key in enumerate(partition)
+    ]
+    first = [nw.col(f"p{i}_{j}").min() for i in range(columns) for j in range(len(partition))]
+    return per_partition.with_columns(*examples).select(*counts, *first)
+
+
 def distinct_within(
     frame: nw.LazyFrame[Any],
     partition: Sequence[str],
@@ -310,8 +337,9 @@ def distinct_within(
 
     ``columns`` maps each column to the parameter that named it.
 
-    One aggregation per partition (row count against distinct count) checks the columns at
-    once, far cheaper than grouping by every (partition, value) pair; the diagnostics add the
+    One pass per partition checks the columns at once (:func:`~frameaudit._engine.repeats_within`:
+    a distinct count on Polars, a comparison with the predecessor in value order on DuckDB and
+    Spark), far cheaper than grouping by every (partition, value) pair; the diagnostics add the
     first offending partition of each column. The columns in ``screen`` (ones that usually come
     sorted, such as positions; on Polars, marked by :func:`~frameaudit._engine.order_marks`)
     are screened first on Polars: rows sorted by (partition, column), strictly
@@ -321,21 +349,13 @@ def distinct_within(
     """
     partition = list(partition)
     names = list(columns)
-    per_partition = count_distinct(
-        frame,
-        partition,
-        {c: f"__fa_u{i}" for i, c in enumerate(names)},
-        also=[nw.len().alias("__fa_n")],
+    per_partition = repeats_within(frame, partition, names)
+    counts = per_partition.select(
+        *(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in range(len(names)))
     )
-    repeats = [nw.col(f"__fa_u{i}") < nw.col("__fa_n") for i in range(len(names))]
-    flagged = per_partition.with_columns(
-        *(r.cast(nw.Int64).alias(f"__fa_r{i}") for i, r in enumerate(repeats))
-    )
-    counts = flagged.select(*(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in range(len(names))))
-    rows = counts
+    rows = _repeating_partitions(per_partition, partition, len(names))
     messages = []
     for i, column in enumerate(names):
-        rows = first_offender(rows, per_partition.filter(repeats[i]), partition, f"p{i}_")
         head = f"{columns[column]}={column!r}: values must be unique within each {within}; "
         found = f" {within}(s) repeat a value"
         messages.append(_counted(head, f"n{i}", found, example_text(partition, f"p{i}_")))

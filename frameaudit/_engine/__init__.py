@@ -46,7 +46,7 @@ from frameaudit._engine.kernels import (
     require_kernel_engine,
     run_kernel,
 )
-from frameaudit._engine.plans import cached, count_distinct
+from frameaudit._engine.plans import cached, count_distinct, repeats_within
 from frameaudit._engine.resample import (
     MAX_SEED,
     POINT,
@@ -96,6 +96,7 @@ __all__ = [
     "nearest_rows",
     "order_marks",
     "proven_or_exact",
+    "repeats_within",
     "require_kernel_engine",
     "resampling",
     "run_kernel",

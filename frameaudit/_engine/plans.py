@@ -2,8 +2,9 @@
 
 The families write one plan for every engine; the few steps where engines differ in what
 they compute well (or correctly) are asked for here, by what they mean: a subplan several
-branches read (:func:`cached`), distinct counts per group (:func:`count_distinct`), a large
-frame joined with a small one (:func:`join_small`).
+branches read (:func:`cached`), distinct counts per group (:func:`count_distinct`), the
+partitions where a value repeats (:func:`repeats_within`), a large frame joined with a small
+one (:func:`join_small`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit._expr import aggregate
+from frameaudit._expr import aggregate, hashed_keys
 
-__all__ = ["cached", "count_distinct", "join_small"]
+__all__ = ["cached", "count_distinct", "join_small", "repeats_within"]
 
 
 def cached(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -61,6 +62,51 @@ def count_distinct(
     for part in parts[1:]:
         result = result.join(part, on=keys, how="left")
     return result
+
+
+def repeats_within(
+    frame: nw.LazyFrame[Any], partition: Sequence[str], columns: Sequence[str]
+) -> nw.LazyFrame[Any]:
+    """Per partition: the rows ``__fa_n`` and, per column i, whether a value repeats.
+
+    ``__fa_r{i}`` is 1 when a value of column i repeats within the partition, else 0.
+    Polars (and Dask) count the distinct values per partition: one hash aggregation. DuckDB
+    and Spark compare each value with its predecessor in value order instead (a window sorted
+    by the partition and the value; equal values are neighbours whatever the order of ties):
+    Spark sorts 10M rows in a third of the time its count of distinct values takes (6.5 s
+    against 19 s on 2 cores), and NDKL's own window sorts the same way. A null is no repeat
+    there (the null checks report it); Polars counts it as one value.
+    """
+    partition, names = list(partition), list(columns)
+    if frame.implementation in (nw.Implementation.POLARS, nw.Implementation.DASK):
+        distinct = count_distinct(
+            frame,
+            partition,
+            {c: f"__fa_u{i}" for i, c in enumerate(names)},
+            also=[nw.len().alias("__fa_n")],
+        )
+        repeats = [
+            (nw.col(f"__fa_u{i}") < nw.col("__fa_n")).cast(nw.Int64).alias(f"__fa_r{i}")
+            for i in range(len(names))
+        ]
+        return distinct.select(*partition, "__fa_n", *repeats)
+    keys = hashed_keys(partition)
+    flags = []
+    for i, c in enumerate(names):
+        previous = (
+            nw.col(c).shift(1).over(*keys, order_by=c)
+            if keys
+            else nw.col(c).shift(1).over(order_by=c)
+        )
+        flags.append(
+            (nw.col(c) == previous).fill_null(value=False).cast(nw.Int64).alias(f"__fa_r{i}")
+        )
+    return aggregate(
+        frame.with_columns(*flags),
+        partition,
+        nw.len().alias("__fa_n"),
+        *(nw.col(f"__fa_r{i}").max() for i in range(len(names))),
+    )
 
 
 def join_small(large: nw.LazyFrame[Any], small: nw.LazyFrame[Any], on: str) -> nw.LazyFrame[Any]:
