@@ -137,6 +137,11 @@ def table(engine: Engine, metrics: list[str], folders: list[Path], rows: int) ->
     for name, call in calls.items():
         measured[name] = [measure(engine, call, folder) for folder in folders]
         print(name, measured[name], flush=True)
+    # the reference again after the metrics, the faster of the two: one slow run of it
+    # (another process on the machine) would skew every ratio
+    again = measure(engine, engine.bare, folders[1])
+    if again["seconds"] < measured["bare pass"][1]["seconds"]:
+        measured["bare pass"][1] = again
     bare = measured["bare pass"][1]["seconds"]
     return [
         f"| call | time (s) | x bare | peak, {rows // 10:,} rows (GiB) | peak, {rows:,} rows "
