@@ -46,7 +46,13 @@ from frameaudit._engine.kernels import (
     require_kernel_engine,
     run_kernel,
 )
-from frameaudit._engine.plans import cached, count_distinct, repeats_within
+from frameaudit._engine.plans import (
+    cached,
+    count_distinct,
+    order_within,
+    repeats_within,
+    sum_before,
+)
 from frameaudit._engine.resample import (
     MAX_SEED,
     POINT,
@@ -95,6 +101,7 @@ __all__ = [
     "nearest_centroid_sums",
     "nearest_rows",
     "order_marks",
+    "order_within",
     "proven_or_exact",
     "repeats_within",
     "require_kernel_engine",
@@ -102,6 +109,7 @@ __all__ = [
     "run_kernel",
     "schema_names",
     "sorted_screen",
+    "sum_before",
     "text",
     "to_engine",
 ]

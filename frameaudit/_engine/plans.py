@@ -3,8 +3,9 @@
 The families write one plan for every engine; the few steps where engines differ in what
 they compute well (or correctly) are asked for here, by what they mean: a subplan several
 branches read (:func:`cached`), distinct counts per group (:func:`count_distinct`), the
-partitions where a value repeats (:func:`repeats_within`), a large frame joined with a small
-one (:func:`join_small`).
+partitions where a value repeats (:func:`repeats_within`), a row's order in its partition
+(:func:`order_within`) and a running sum along it (:func:`sum_before`), a large frame
+joined with a small one (:func:`join_small`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ import polars as pl
 
 from frameaudit._expr import aggregate, hashed_keys
 
-__all__ = ["cached", "count_distinct", "join_small", "repeats_within"]
+__all__ = [
+    "cached",
+    "count_distinct",
+    "join_small",
+    "order_within",
+    "repeats_within",
+    "sum_before",
+]
 
 
 def cached(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -124,3 +132,54 @@ def join_small(large: nw.LazyFrame[Any], small: nw.LazyFrame[Any], on: str) -> n
         joined = native.join(small.to_native(), on=on, how="inner", build_side="force_right")
         return nw.from_native(joined)
     return large.join(small, on=on, how="inner")
+
+
+def _ordered_by(expr: nw.Expr, partition: Sequence[str], rank: str) -> nw.Expr:
+    """``expr`` as a window over ``partition`` (the constant key aside), ordered by ``rank``."""
+    keys = hashed_keys(partition)
+    return expr.over(*keys, order_by=rank) if keys else expr.over(order_by=rank)
+
+
+def order_within(frame: nw.LazyFrame[Any], rank: str, partition: Sequence[str]) -> nw.Expr:
+    """Each row's 1-based order by ``rank`` within ``partition`` (Int64).
+
+    The values of ``rank`` must be distinct within a partition (a check of the caller's).
+    Polars ranks them per partition, cheaper than a running count. DuckDB and Spark count
+    the rows so far in a window ordered by ``rank``: the window of :func:`sum_before`, so
+    that the two share one sort (a rank sorts nulls last, an ordered window first, and Spark
+    sorts the rows again for a window whose order differs only so).
+    """
+    if frame.implementation is nw.Implementation.POLARS:
+        ordinal = nw.col(rank).rank(method="ordinal")
+        keys = hashed_keys(partition)
+        return (ordinal.over(*keys) if keys else ordinal).cast(nw.Int64)
+    ones = (~nw.col(rank).is_null()).cast(nw.Int64)  # a null position fails a check
+    return _ordered_by(ones.cum_sum(), partition, rank).cast(nw.Int64)
+
+
+def sum_before(
+    frame: nw.LazyFrame[Any], term: str, partition: Sequence[str], *, order: str, rank: str
+) -> nw.LazyFrame[Any]:
+    """``frame`` with ``{term}_before``: the sum of ``term`` over the rows before each row.
+
+    "Before" is within the row's partition, in ``rank`` order; ``order`` is the row's 1-based
+    order in that sequence (an Int64 column), and ``term`` must depend on it alone, so that the
+    rows before a row of order i hold the terms of orders 1 … i − 1.
+
+    Polars sums the terms over the distinct orders once (a small table) and joins the sums
+    back: NDKL on 10M rows took 3.3 s so, 5.7 s with a window ordered within every ranking.
+    DuckDB and Spark sort for their windows anyway: a running sum ordered by ``rank`` shares
+    the sort of the order's own window, where the table would read the rows a second time.
+    """
+    before = f"{term}_before"
+    if frame.implementation is not nw.Implementation.POLARS:
+        running = _ordered_by(nw.col(term).cum_sum(), partition, rank)
+        return frame.with_columns((running - nw.col(term)).alias(before))
+    frame = cached(frame)  # read by the table and by the join
+    table = (
+        frame.select(order, term)
+        .unique(subset=[order])
+        .with_columns(nw.col(term).cum_sum().over(order_by=order).alias(before))
+        .select(order, (nw.col(before) - nw.col(term)).alias(before))
+    )
+    return frame.join(table, on=order, how="left")

@@ -47,17 +47,26 @@ from frameaudit._engine import (
     Resampling,
     Source,
     align,
-    cached,
     count_distinct,
     frame_from_columns,
     from_engine,
     interval,
     order_marks,
+    order_within,
     proven_or_exact,
     resampling,
+    sum_before,
     text,
 )
-from frameaudit._expr import WHOLE, aggregate, discount, null_float, over, partitioned, safe_div
+from frameaudit._expr import (
+    WHOLE,
+    aggregate,
+    discount,
+    null_float,
+    over,
+    partitioned,
+    safe_div,
+)
 from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, constraints
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
@@ -1036,17 +1045,7 @@ def erbr(
 def _with_order(prep: _Prepared, metric: str) -> nw.LazyFrame[Any]:
     """Add each row's 1-based order within its ranking (``_ORDER``), by position."""
     prep.source.require_ordered_windows(metric)
-    return prep.frame.with_columns(_order_within(prep.rank, prep.rankings).alias(_ORDER))
-
-
-def _order_within(rank: str, partition: Sequence[str]) -> nw.Expr:
-    """Each row's 1-based order by position within ``partition``.
-
-    Positions are unique within a ranking (checked), so the ordinal rank of the position is
-    the row's order; a rank over a partition costs less than a running count ordered by
-    position.
-    """
-    return over(nw.col(rank).rank(method="ordinal"), partition).cast(nw.Int64)
+    return prep.frame.with_columns(order_within(prep.frame, prep.rank, prep.rankings).alias(_ORDER))
 
 
 @constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
@@ -1176,11 +1175,12 @@ def ndkl(
 
     Notes
     -----
-    Two windows ordered by position (the order i of a row in its ranking, and the running count
-    c of its group, both the rank of the position within their partition). With
+    Windows ordered by position: the order i of a row in its ranking and the running count c
+    of its group (both the rank of the position within their partition). With
     a_j = Δ(c ln c)_j − ln D_{g_j} and H(i) = Σ_{i'≤i} w_i'/i',
     Σ_i w_i KL(P_i‖D) = Σ_j a_j (H(n) − H(j−1)) − Σ_i w_i ln i, so each ranking needs only
-    per-group sums and a small table of prefix sums over i; no O(n·G) state at all.
+    per-group sums and one running sum along the ranking, H(j−1) (H(n), Σ w_i and
+    Σ w_i ln i are sums over its rows, whose orders are 1..n); no O(n·G) state at all.
     FairRankTune adds ε = 1e-7 to both distributions and accepts one ranking only.
 
     Examples
@@ -1203,21 +1203,26 @@ def ndkl(
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
     )
-    ordered = cached(_with_order(prep, "ndkl"))
-    table = _prefix_table(ordered)
-    count = _order_within(rank, [*prep.rankings, *prep.groups])
+    i = nw.col(_ORDER).cast(nw.Float64)
+    w = discount(nw.col(_ORDER))
+    count = order_within(prep.frame, rank, [*prep.rankings, *prep.groups])
     c = nw.col("__fa_c")
+    rows = _with_order(prep, "ndkl").with_columns(
+        count.cast(nw.Float64).alias("__fa_c"),
+        (w / i).alias("__fa_term"),
+        w.alias("__fa_w"),
+        (w * i.log()).alias("__fa_wl"),
+    )
     rows = (
-        ordered.with_columns(count.cast(nw.Float64).alias("__fa_c"))
-        .join(table.select(_ORDER, "__fa_h_before"), on=_ORDER, how="left")
+        sum_before(rows, "__fa_term", prep.rankings, order=_ORDER, rank=rank)
         .with_columns(
             # the step of Σ_g c ln c when this row's group count goes from c − 1 to c
             nw.when(c > 1.0)
             .then(c * c.log() - (c - 1.0) * (c - 1.0).log())
             .otherwise(nw.lit(0.0))
-            .alias("__fa_ds")
+            .alias("__fa_ds"),
         )
-        .with_columns((nw.col("__fa_ds") * nw.col("__fa_h_before")).alias("__fa_ds_h"))
+        .with_columns((nw.col("__fa_ds") * nw.col("__fa_term_before")).alias("__fa_ds_h"))
     )
     per_group = (
         aggregate(
@@ -1225,7 +1230,8 @@ def ndkl(
             [*prep.rankings, *prep.groups],
             nw.len().alias("__fa_ngr"),
             nw.col("__fa_ds_h").sum(),
-            nw.col("__fa_h_before").sum(),
+            nw.col("__fa_term_before").sum(),
+            *(nw.col(f"__fa_{part}").sum() for part in ("term", "w", "wl")),
             *([nw.col(weight).max()] if weight else []),
         )
         .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
@@ -1245,17 +1251,17 @@ def ndkl(
     per_ranking = aggregate(
         per_group.with_columns(
             (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
-            (nw.col("__fa_ds_h") - lnd * nw.col("__fa_h_before")).alias("__fa_b"),
+            (nw.col("__fa_ds_h") - lnd * nw.col("__fa_term_before")).alias("__fa_b"),
         ),
         prep.rankings,
         nw.col("__fa_a").sum(),
         nw.col("__fa_b").sum(),
         nw.col(_RANKINGS).max(),
+        # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i
+        nw.col("__fa_term").sum().alias("__fa_h"),
+        nw.col("__fa_w").sum().alias("__fa_z"),
+        nw.col("__fa_wl").sum().alias("__fa_l"),
         *([nw.col(weight).max()] if weight else []),
-    ).join(
-        table.select(nw.col(_ORDER).alias(_RANKINGS), "__fa_h", "__fa_z", "__fa_l"),
-        on=_RANKINGS,
-        how="left",
     )
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
@@ -1268,26 +1274,6 @@ def ndkl(
     sums = _over_units(prep, terms, [], [_NUM, _DEN])
     result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndkl"))
     return _conclude(prep, result, "ndkl", [])
-
-
-def _prefix_table(ordered: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """Running sums over prefix lengths i = 1, 2, ... (every order that occurs in the data).
-
-    With w_i = 1/log2(i+1): ``__fa_h`` = Σ_{i'≤i} w_i'/i', ``__fa_h_before`` the same sum up to
-    i − 1, ``__fa_z`` = Σ w_i', ``__fa_l`` = Σ w_i' ln i'. NDKL is a linear combination of them.
-    """
-    i = nw.col(_ORDER).cast(nw.Float64)
-    w = discount(nw.col(_ORDER))
-    terms = (
-        ordered.select(_ORDER)
-        .unique()
-        .with_columns((w / i).alias("__fa_term"), w.alias("__fa_w"), (w * i.log()).alias("__fa_wl"))
-    )
-    return terms.with_columns(
-        nw.col("__fa_term").cum_sum().over(order_by=_ORDER).alias("__fa_h"),
-        nw.col("__fa_w").cum_sum().over(order_by=_ORDER).alias("__fa_z"),
-        nw.col("__fa_wl").cum_sum().over(order_by=_ORDER).alias("__fa_l"),
-    ).with_columns((nw.col("__fa_h") - nw.col("__fa_term")).alias("__fa_h_before"))
 
 
 @constraints(**UNCERTAINTY)
