@@ -78,15 +78,15 @@ def repeats_within(
     """Per partition: the rows ``__fa_n`` and, per column i, whether a value repeats.
 
     ``__fa_r{i}`` is 1 when a value of column i repeats within the partition, else 0.
-    Polars (and Dask) count the distinct values per partition: one hash aggregation. DuckDB
-    and Spark compare each value with its predecessor in value order instead (a window sorted
-    by the partition and the value; equal values are neighbours whatever the order of ties):
-    Spark sorts 10M rows in a third of the time its count of distinct values takes (6.5 s
-    against 19 s on 2 cores), and NDKL's own window sorts the same way. A null is no repeat
-    there (the null checks report it); Polars counts it as one value.
+    Polars, DuckDB and Dask count the distinct values per partition: one hash aggregation.
+    Spark compares each value with its predecessor in value order instead (a window sorted by
+    the partition and the value; equal values are neighbours whatever the order of ties): it
+    sorts 10M rows in a third of the time its count of distinct values takes (6.5 s against
+    19 s on 2 cores), and NDKL's own window sorts the same way. A null is no repeat there (the
+    null checks report it); a count of distinct values counts it as one value.
     """
     partition, names = list(partition), list(columns)
-    if frame.implementation in (nw.Implementation.POLARS, nw.Implementation.DASK):
+    if frame.implementation is not nw.Implementation.PYSPARK:
         distinct = count_distinct(
             frame,
             partition,
@@ -144,12 +144,12 @@ def order_within(frame: nw.LazyFrame[Any], rank: str, partition: Sequence[str]) 
     """Each row's 1-based order by ``rank`` within ``partition`` (Int64).
 
     The values of ``rank`` must be distinct within a partition (a check of the caller's).
-    Polars ranks them per partition, cheaper than a running count. DuckDB and Spark count
-    the rows so far in a window ordered by ``rank``: the window of :func:`sum_before`, so
-    that the two share one sort (a rank sorts nulls last, an ordered window first, and Spark
-    sorts the rows again for a window whose order differs only so).
+    Polars and DuckDB rank them per partition, cheaper than a running count. Spark counts the
+    rows so far in a window ordered by ``rank``: the window of :func:`sum_before`, so that the
+    two share one sort (a rank sorts nulls last, an ordered window first, and Spark sorts the
+    rows again for a window whose order differs only so).
     """
-    if frame.implementation is nw.Implementation.POLARS:
+    if frame.implementation is not nw.Implementation.PYSPARK:
         ordinal = nw.col(rank).rank(method="ordinal")
         keys = hashed_keys(partition)
         return (ordinal.over(*keys) if keys else ordinal).cast(nw.Int64)
@@ -166,13 +166,13 @@ def sum_before(
     order in that sequence (an Int64 column), and ``term`` must depend on it alone, so that the
     rows before a row of order i hold the terms of orders 1 … i − 1.
 
-    Polars sums the terms over the distinct orders once (a small table) and joins the sums
-    back: NDKL on 10M rows took 3.3 s so, 5.7 s with a window ordered within every ranking.
-    DuckDB and Spark sort for their windows anyway: a running sum ordered by ``rank`` shares
-    the sort of the order's own window, where the table would read the rows a second time.
+    Polars and DuckDB sum the terms over the distinct orders once (a small table) and join the
+    sums back: NDKL on 10M rows took 3.3 s so on Polars, 5.7 s with a window ordered within
+    every ranking. Spark sorts for its windows anyway: a running sum ordered by ``rank``
+    shares the sort of the order's own window, where the table would read the rows again.
     """
     before = f"{term}_before"
-    if frame.implementation is not nw.Implementation.POLARS:
+    if frame.implementation is nw.Implementation.PYSPARK:
         running = _ordered_by(nw.col(term).cum_sum(), partition, rank)
         return frame.with_columns((running - nw.col(term)).alias(before))
     frame = cached(frame)  # read by the table and by the join
