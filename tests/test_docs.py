@@ -5,7 +5,9 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
+from typing import Any
 
+import pytest
 from docs_examples import printed_and_shown
 
 from frameaudit import datasets, explain, fair, repro
@@ -62,3 +64,10 @@ def test_report_page_shows_what_its_example_prints() -> None:
     printed, shown = printed_and_shown("report.md")
     assert printed == shown
     assert "shape:" not in printed
+
+
+@pytest.mark.spark
+def test_scale_page_spark_recipe_shows_what_it_prints(spark_session: Any) -> None:
+    # the recipe's getOrCreate() returns the suite's local session
+    printed, shown = printed_and_shown("scale.md", "Spark cluster")
+    assert printed == shown
