@@ -2,6 +2,7 @@
 
     python benchmarks/bench_spark.py            # 10M rows (100,000 rankings x 100 items)
     python benchmarks/bench_spark.py --quick    # 100,000 rows, a smoke run
+    python benchmarks/bench_spark.py --metrics exp ndkl    # only these metrics
 
 The rankings are written once to Parquet under /tmp and read with ``spark.read.parquet`` in a
 local[2] session (Spark's default settings otherwise: adaptive query execution on). Each
@@ -81,6 +82,7 @@ def best(fn: Callable[[], Any], repeats: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--metrics", nargs="+", choices=METRICS, default=METRICS)
     args = parser.parse_args()
     num_rankings, repeats = (1_000, 1) if args.quick else (100_000, 3)
     folder = write_rankings(num_rankings)
@@ -111,7 +113,7 @@ def main() -> None:
         "| metric | call (s) | run (s) | vs bare | target |",
         "|---|---:|---:|---:|---:|",
     ]
-    for metric in METRICS:
+    for metric in args.metrics:
         roles = {"ranking": "ranking", **ROLES.get(metric, {})}
         if metric != "iaa":
             roles["group"] = "group"
