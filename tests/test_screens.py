@@ -81,17 +81,20 @@ def test_proven_or_exact_takes_the_exact_plan_unless_proved(proved: bool | None)
     fast = nw.from_native(pl.LazyFrame({"g": ["a", "b"], "v": [1.0, 2.0]}))
     exact = nw.from_native(pl.LazyFrame({"g": ["a"], "v": [9.0]}))
     proof = nw.from_native(pl.LazyFrame({PROVED: [proved]}, schema={PROVED: pl.Boolean}))
-    result = proven_or_exact(fast, proof, exact).collect().to_native()
+    result = proven_or_exact(fast, proof, exact, in_memory=False).collect().to_native()
     assert result.to_dict(as_series=False) == (
         {"g": ["a", "b"], "v": [1.0, 2.0]} if proved else {"g": ["a"], "v": [9.0]}
     )
+    # in-memory data: no choice made inside the plan (no Python on Polars' pool), the exact plan
+    in_memory = proven_or_exact(fast, proof, exact, in_memory=True).collect().to_native()
+    assert in_memory.to_dict(as_series=False) == {"g": ["a"], "v": [9.0]}
 
 
 def test_proven_fast_plan_may_be_empty() -> None:
     fast = nw.from_native(pl.LazyFrame({"v": []}, schema={"v": pl.Float64}))
     exact = nw.from_native(pl.LazyFrame({"v": [9.0]}))
     proof = nw.from_native(pl.LazyFrame({PROVED: [True]}))
-    assert proven_or_exact(fast, proof, exact).collect().to_native().height == 0
+    assert proven_or_exact(fast, proof, exact, in_memory=False).collect().to_native().height == 0
 
 
 # positions 1..n in every ranking (the orders, no window), and the same orders otherwise

@@ -123,7 +123,11 @@ def agreement_screen(
 
 
 def proven_or_exact(
-    fast: nw.LazyFrame[Any], proof: nw.LazyFrame[Any], exact: nw.LazyFrame[Any]
+    fast: nw.LazyFrame[Any],
+    proof: nw.LazyFrame[Any],
+    exact: nw.LazyFrame[Any],
+    *,
+    in_memory: bool,
 ) -> nw.LazyFrame[Any]:
     """``fast`` where the one-row ``proof`` (column :data:`PROVED`) holds, else ``exact``.
 
@@ -132,8 +136,13 @@ def proven_or_exact(
     needed). On Polars one plan computes ``fast`` with its proof, and only a failed proof
     computes ``exact``, by a second query, as a failed check computes its diagnostics. The
     other engines plan the windows of ``exact`` themselves (and spill them to disk).
+
+    The choice is a Python function inside the plan, so it is made only for a lazy Polars
+    input, whose caller collects it: for in-memory data (``in_memory``) no Python may run on
+    Polars' thread pool (a thread converting a frame meanwhile would deadlock,
+    docs/concepts.md#threads), and ``exact`` is computed, in memory anyway.
     """
-    if fast.implementation is not nw.Implementation.POLARS:
+    if in_memory or fast.implementation is not nw.Implementation.POLARS:
         return exact
     native: pl.LazyFrame = fast.to_native()
     schema = native.collect_schema()

@@ -1107,7 +1107,7 @@ def arp(
         over(nw.col("__fa_hi").max(), prep.rankings) == nw.col(_RANKINGS)
     )
     proof = fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min())
-    per_ranking = proven_or_exact(fast, proof, exact)
+    per_ranking = proven_or_exact(fast, proof, exact, in_memory=prep.source.in_memory)
     sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
     if combo is None:
         sums = _with_sizes(prep, sums)
