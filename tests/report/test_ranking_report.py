@@ -128,7 +128,9 @@ def test_worst_names_the_group_furthest_from_parity(log: pl.DataFrame, report: R
     # NDKL: the five rankings with the highest NDKL, worst first
     by_query = fa.fair.ndkl(log, rank="rank", group=GROUPS, ranking="query", by="query")
     worst = report.worst.filter(pl.col("metric") == "ndkl")
-    assert worst["value"].to_list() == by_query["ndkl"].sort(descending=True).head(5).to_list()
+    # (a ranking's sums over its rows may add in another order from one plan to the next)
+    expected_worst = by_query["ndkl"].sort(descending=True).head(5).to_list()
+    assert worst["value"].to_list() == pytest.approx(expected_worst, rel=1e-12)
     assert worst["kind"].unique().to_list() == ["ranking"]
 
 
