@@ -19,12 +19,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import polars as pl
+from bench_ranking import best_of  # the same timing as the ranking benchmark
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
@@ -70,15 +69,6 @@ def run(frame: DataFrame) -> None:
     frame.write.format("noop").mode("overwrite").save()
 
 
-def best(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -99,7 +89,7 @@ def main() -> None:
         sf.sum(1.0 / sf.log2(sf.col("rank") + 1.0)).alias("exposure")
     )
     run(bare_query)  # warm-up: the JVM's code generation and the file listing
-    bare = best(lambda: run(bare_query), repeats)
+    bare = best_of(lambda: run(bare_query), repeats)
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with "
         f"`python benchmarks/bench_spark.py`{' --quick' if args.quick else ''} "
@@ -118,9 +108,9 @@ def main() -> None:
         if metric != "iaa":
             roles["group"] = "group"
         function = getattr(fa.fair, metric)
-        call = best(lambda f=function, r=roles: f(log, **r), repeats)  # type: ignore[misc]
+        call = best_of(lambda f=function, r=roles: f(log, **r), repeats)  # type: ignore[misc]
         result = function(log, **roles)
-        seconds = best(lambda r=result: run(r), repeats)  # type: ignore[misc]
+        seconds = best_of(lambda r=result: run(r), repeats)  # type: ignore[misc]
         target = f"≤ {TARGETS[metric]:.0f}x" if metric in TARGETS else ""
         line = (
             f"| {metric} | {call:.2f} | {seconds:.2f} | {(call + seconds) / bare:.1f}x | {target} |"
