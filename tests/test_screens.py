@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 from typing import Any
 
@@ -9,10 +10,12 @@ import duckdb
 import narwhals.stable.v2 as nw
 import polars as pl
 import pytest
+from reference.ranking import ndkl_one
 
 import frameaudit as fa
-from frameaudit._engine import PROVED, order_marks, proven_or_exact, sorted_screen
+from frameaudit._engine import PROVED, RUN, order_marks, proven_or_exact, runs_along, sorted_screen
 from frameaudit._expr import WHOLE
+from frameaudit.fair import ranking
 
 # (ranking, rank) rows in scan order, and whether they prove distinct positions
 CASES: dict[str, tuple[list[tuple[int | None, int | None]], bool]] = {
@@ -105,22 +108,140 @@ POSITIONS = {
 }
 
 
-@pytest.mark.parametrize("kind", ["polars", "lazy", "duckdb"])
+@pytest.mark.parametrize("kind", ["polars", "lazy", "lazy sorted", "duckdb"])
 @pytest.mark.parametrize("positions", list(POSITIONS))
-def test_arp_depends_on_the_order_of_positions_only(kind: str, positions: str) -> None:
+@pytest.mark.parametrize("metric", ["arp", "ndkl"])
+def test_depends_on_the_order_of_positions_only(metric: str, kind: str, positions: str) -> None:
+    """The rows in position order (one pass, no window) or shuffled (windows): same values."""
     frame = pl.DataFrame(
         {
             "ranking": [0, 0, 0, 0, 1, 1, 1],
             "rank": POSITIONS[positions],
             "group": ["a", "b", "a", "b", "b", "a", "b"],
         }
-    ).sample(fraction=1.0, shuffle=True, seed=2)
+    )
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=2)
     native: Any = {
-        "polars": frame,
-        "lazy": frame.lazy(),
-        "duckdb": duckdb.from_arrow(frame.to_arrow()),
+        "polars": shuffled,
+        "lazy": shuffled.lazy(),
+        "lazy sorted": frame.lazy(),
+        "duckdb": duckdb.from_arrow(shuffled.to_arrow()),
     }[kind]
-    result = fa.fair.arp(native, ranking="ranking", combo=None)
-    values = nw.from_native(result).lazy().collect(backend="polars").sort("group").to_native()
-    # ranking 0: a at orders 1 and 3 wins 3 of its 4 mixed pairs; ranking 1: a wins 1 of 2
-    assert values["arp"].to_list() == [4 / 6, 2 / 6]
+    if metric == "arp":
+        result = fa.fair.arp(native, ranking="ranking", combo=None)
+        values = nw.from_native(result).lazy().collect(backend="polars").sort("group").to_native()
+        # ranking 0: a at orders 1 and 3 wins 3 of its 4 mixed pairs; ranking 1: a wins 1 of 2
+        assert values["arp"].to_list() == [4 / 6, 2 / 6]
+    else:
+        result = fa.fair.ndkl(native, ranking="ranking")
+        value = nw.from_native(result).lazy().collect(backend="polars").to_native().item()
+        assert value == pytest.approx(_ndkl_reference(frame), rel=1e-12)
+
+
+# (ranking, rank, group, term) rows in scan order; per ranking, whether the rows came in
+# one run of rising positions (RUN is then the ranking's size)
+RUNS: dict[str, tuple[list[tuple[int, int, str, float]], dict[int, bool]]] = {
+    "sorted": (
+        [(0, 1, "a", 1.0), (0, 2, "b", 2.0), (0, 5, "a", 4.0), (1, 1, "b", 8.0), (1, 2, "b", 16.0)],
+        {0: True, 1: True},
+    ),
+    "unsorted positions": (
+        [(0, 2, "a", 1.0), (0, 1, "b", 2.0), (1, 1, "b", 8.0), (1, 2, "b", 16.0)],
+        {0: False, 1: True},
+    ),
+    "split ranking": (
+        [(0, 1, "a", 1.0), (1, 1, "b", 8.0), (0, 2, "b", 2.0), (1, 2, "b", 16.0)],
+        {0: False, 1: False},
+    ),
+}
+
+
+def _runs(rows: list[tuple[int, int, str, float]], partition: list[str]) -> pl.DataFrame:
+    frame = pl.LazyFrame(
+        rows,
+        schema={"ranking": pl.Int64, "rank": pl.Int64, "group": pl.String, "term": pl.Float64},
+        orient="row",
+    )
+    runs = runs_along(
+        nw.from_native(frame),
+        partition,
+        "rank",
+        counts={"order": [], "count": ["group"]},
+        sums={"term": "before"},
+    )
+    native: pl.LazyFrame = runs.to_native()
+    return native.collect(engine="streaming")
+
+
+def test_runs_along_counts_and_sums_in_position_order() -> None:
+    result = _runs(RUNS["sorted"][0], ["ranking"]).sort("ranking", "rank")
+    # by hand: ranking 0 is a, b, a (terms 1, 2, 4); ranking 1 is b, b (terms 8, 16)
+    assert result.select("ranking", "rank", "group", "term").rows() == [
+        r[:4] for r in RUNS["sorted"][0]
+    ]
+    assert result["order"].to_list() == [1, 2, 3, 1, 2]
+    assert result["count"].to_list() == [1, 1, 2, 1, 2]
+    assert result["before"].to_list() == [0.0, 1.0, 3.0, 0.0, 8.0]
+    assert result.schema["order"] == pl.Int64
+
+
+@pytest.mark.parametrize("case", list(RUNS))
+def test_runs_along_proves_only_rankings_that_came_in_one_rising_run(case: str) -> None:
+    rows, proved = RUNS[case]
+    result = _runs(rows, ["ranking"])
+    sizes = result.group_by("ranking").agg(pl.len().alias("n"), pl.col(RUN).max())
+    found = {r: run == n for r, n, run in sizes.select("ranking", "n", RUN).rows()}
+    assert found == proved
+
+
+def test_runs_along_without_partition_keys_is_one_partition() -> None:
+    rows = [(1, 1, "a", 1.0), (0, 2, "b", 2.0), (5, 3, "a", 4.0)]
+    result = _runs(rows, [WHOLE])
+    assert result["order"].to_list() == [1, 2, 3]
+    assert result["count"].to_list() == [1, 1, 2]
+    assert result["before"].to_list() == [0.0, 1.0, 3.0]
+    assert result[RUN].to_list() == [3, 3, 3]
+    assert _runs(list(reversed(rows)), [WHOLE])[RUN].to_list() == [0, 0, 0]
+
+
+def _ndkl_reference(frame: pl.DataFrame) -> float:
+    """The mean over rankings of the straightforward NDKL (tests/reference)."""
+    rows = frame.to_dicts()
+    rankings = sorted({r["ranking"] for r in rows})
+    values = [
+        ndkl_one(
+            [r for r in rows if r["ranking"] == k],
+            rank="rank",
+            group_of=operator.itemgetter("group"),
+            target=None,
+        )
+        for k in rankings
+    ]
+    return sum(values) / len(values)
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_ndkl_on_a_sorted_scan_takes_the_one_pass_plan(
+    monkeypatch: pytest.MonkeyPatch, order: str
+) -> None:
+    """Rankings in position order take the pass along each ranking, the others the windows.
+
+    The windows' running sum is made wrong here on purpose: only the plan that does not use it
+    may give the right value.
+    """
+
+    def wrong_sum_before(frame: Any, term: str, *args: Any, **kwargs: Any) -> Any:
+        right = ranking_module_sum_before(frame, term, *args, **kwargs)
+        return right.with_columns(nw.col(f"{term}_before") + 1.0)
+
+    ranking_module_sum_before = ranking.sum_before
+    monkeypatch.setattr(ranking, "sum_before", wrong_sum_before)
+    log = fa.datasets.biased_rankings([0.3, 0.7], 10, phi=0.5, num_rankings=20, seed=0)
+    expected = _ndkl_reference(log)
+    if order == "shuffled":
+        log = log.sample(fraction=1.0, shuffle=True, seed=1)
+    value = fa.fair.ndkl(log.lazy(), ranking="ranking").collect(engine="streaming").item()
+    if order == "sorted":
+        assert value == pytest.approx(expected, rel=1e-12)
+    else:
+        assert value != pytest.approx(expected, rel=1e-6)

@@ -65,9 +65,12 @@ from frameaudit._engine.resample import (
 )
 from frameaudit._engine.screens import (
     PROVED,
+    RUN,
     agreement_screen,
     order_marks,
+    provable,
     proven_or_exact,
+    runs_along,
     sorted_screen,
 )
 
@@ -77,6 +80,7 @@ __all__ = [
     "POINT",
     "PROVED",
     "REPLICATE",
+    "RUN",
     "UNDEFINED",
     "Bootstrap",
     "Check",
@@ -102,11 +106,13 @@ __all__ = [
     "nearest_rows",
     "order_marks",
     "order_within",
+    "provable",
     "proven_or_exact",
     "repeats_within",
     "require_kernel_engine",
     "resampling",
     "run_kernel",
+    "runs_along",
     "schema_names",
     "sorted_screen",
     "sum_before",

@@ -42,6 +42,7 @@ from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     PROVED,
     REPLICATE,
+    RUN,
     UNDEFINED,
     Bootstrap,
     Resampling,
@@ -53,8 +54,10 @@ from frameaudit._engine import (
     interval,
     order_marks,
     order_within,
+    provable,
     proven_or_exact,
     resampling,
+    runs_along,
     sum_before,
     text,
 )
@@ -1205,64 +1208,43 @@ def ndkl(
     )
     i = nw.col(_ORDER).cast(nw.Float64)
     w = discount(nw.col(_ORDER))
+    # along a ranking, by its rows' orders i: the terms w_i / i of H, and w_i and w_i ln i
+    term = (w / i).alias("__fa_term")
+    weights = [w.alias("__fa_w"), (w * i.log()).alias("__fa_wl")]
     count = order_within(prep.frame, rank, [*prep.rankings, *prep.groups])
-    c = nw.col("__fa_c")
-    rows = _with_order(prep, "ndkl").with_columns(
-        count.cast(nw.Float64).alias("__fa_c"),
-        (w / i).alias("__fa_term"),
-        w.alias("__fa_w"),
-        (w * i.log()).alias("__fa_wl"),
-    )
-    rows = (
-        sum_before(rows, "__fa_term", prep.rankings, order=_ORDER, rank=rank)
-        .with_columns(
-            # the step of Σ_g c ln c when this row's group count goes from c − 1 to c
-            nw.when(c > 1.0)
-            .then(c * c.log() - (c - 1.0) * (c - 1.0).log())
-            .otherwise(nw.lit(0.0))
-            .alias("__fa_ds"),
+    rows = _with_order(prep, "ndkl").with_columns(count.alias("__fa_c"), term, *weights)
+    exact = _ndkl_sums(prep, sum_before(rows, "__fa_term", prep.rankings, order=_ORDER, rank=rank))
+    per_ranking = exact
+    if provable(prep.frame, in_memory=prep.source.in_memory):
+        # positions 1..n in every ranking, sorted: the positions are the orders, and one pass
+        # along each ranking gives the running count and H(j − 1), holding one ranking at a
+        # time (proved from the same pass; the windows only when the proof fails). Only the
+        # columns that pass needs: each becomes a list per ranking.
+        columns = [*prep.rankings, *prep.groups, *([prep.weight] if prep.weight else [])]
+        ordered = prep.frame.select(*columns, nw.col(rank).cast(nw.Int64).alias(_ORDER))
+        runs = runs_along(
+            ordered.with_columns(term),
+            prep.rankings,
+            _ORDER,
+            counts={"__fa_c": prep.groups},
+            sums={"__fa_term": "__fa_term_before"},
+        ).with_columns(*weights)
+        fast = _ndkl_sums(
+            prep,
+            runs,
+            [
+                nw.col(_ORDER).min().alias("__fa_lo"),
+                nw.col(_ORDER).max().alias("__fa_hi"),
+                nw.col(RUN).max(),
+            ],
+            [nw.col("__fa_lo").min(), nw.col("__fa_hi").max(), nw.col(RUN).max()],
         )
-        .with_columns((nw.col("__fa_ds") * nw.col("__fa_term_before")).alias("__fa_ds_h"))
-    )
-    per_group = (
-        aggregate(
-            rows,
-            [*prep.rankings, *prep.groups],
-            nw.len().alias("__fa_ngr"),
-            nw.col("__fa_ds_h").sum(),
-            nw.col("__fa_term_before").sum(),
-            *(nw.col(f"__fa_{part}").sum() for part in ("term", "w", "wl")),
-            *([nw.col(weight).max()] if weight else []),
+        n = nw.col(_RANKINGS)
+        proved = (nw.col("__fa_lo") == 1) & (nw.col("__fa_hi") == n) & (nw.col(RUN) == n)
+        proof = fast.select(proved.min().alias(PROVED))
+        per_ranking = proven_or_exact(
+            fast.drop("__fa_lo", "__fa_hi", RUN), proof, exact, in_memory=False
         )
-        .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
-        .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_RANKINGS))
-    )
-    ngr = nw.col("__fa_ngr").cast(nw.Float64)
-    if prep.mapping is not None:
-        shares = prep.mapping.group_by(prep.groups).agg(nw.len().alias("__fa_ng"))
-        share = nw.col("__fa_ng").cast(nw.Float64) / nw.col("__fa_ng").sum().cast(nw.Float64)
-        shares = shares.select(*prep.groups, share.log().alias("__fa_lnd"))
-        per_group = per_group.join(shares, on=prep.groups, how="left")
-    else:
-        per_group = per_group.with_columns(
-            (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd")
-        )
-    lnd = nw.col("__fa_lnd")
-    per_ranking = aggregate(
-        per_group.with_columns(
-            (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
-            (nw.col("__fa_ds_h") - lnd * nw.col("__fa_term_before")).alias("__fa_b"),
-        ),
-        prep.rankings,
-        nw.col("__fa_a").sum(),
-        nw.col("__fa_b").sum(),
-        nw.col(_RANKINGS).max(),
-        # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i
-        nw.col("__fa_term").sum().alias("__fa_h"),
-        nw.col("__fa_w").sum().alias("__fa_z"),
-        nw.col("__fa_wl").sum().alias("__fa_l"),
-        *([nw.col(weight).max()] if weight else []),
-    )
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
     )
@@ -1274,6 +1256,70 @@ def ndkl(
     sums = _over_units(prep, terms, [], [_NUM, _DEN])
     result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndkl"))
     return _conclude(prep, result, "ndkl", [])
+
+
+def _ndkl_sums(
+    prep: _Prepared,
+    rows: nw.LazyFrame[Any],
+    per_group: Sequence[nw.Expr] = (),
+    per_ranking: Sequence[nw.Expr] = (),
+) -> nw.LazyFrame[Any]:
+    """Per ranking, NDKL's sums (notes of :func:`ndkl`), and further aggregations.
+
+    ``rows`` carry each row's running count of its group ``__fa_c``, the terms along the
+    ranking and their sum before the row, ``__fa_term_before``. ``per_group`` aggregates the
+    rows of a (ranking, group) further, ``per_ranking`` those aggregates by ranking.
+    """
+    c = nw.col("__fa_c").cast(nw.Float64)
+    rows = rows.with_columns(
+        # the step of Σ_g c ln c when this row's group count goes from c − 1 to c
+        nw.when(c > 1.0)
+        .then(c * c.log() - (c - 1.0) * (c - 1.0).log())
+        .otherwise(nw.lit(0.0))
+        .alias("__fa_ds"),
+    ).with_columns((nw.col("__fa_ds") * nw.col("__fa_term_before")).alias("__fa_ds_h"))
+    weight = [nw.col(prep.weight).max()] if prep.weight else []
+    groups = (
+        aggregate(
+            rows,
+            [*prep.rankings, *prep.groups],
+            nw.len().alias("__fa_ngr"),
+            nw.col("__fa_ds_h").sum(),
+            nw.col("__fa_term_before").sum(),
+            *(nw.col(f"__fa_{part}").sum() for part in ("term", "w", "wl")),
+            *weight,
+            *per_group,
+        )
+        .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
+        .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_RANKINGS))
+    )
+    ngr = nw.col("__fa_ngr").cast(nw.Float64)
+    if prep.mapping is not None:
+        shares = prep.mapping.group_by(prep.groups).agg(nw.len().alias("__fa_ng"))
+        share = nw.col("__fa_ng").cast(nw.Float64) / nw.col("__fa_ng").sum().cast(nw.Float64)
+        shares = shares.select(*prep.groups, share.log().alias("__fa_lnd"))
+        groups = groups.join(shares, on=prep.groups, how="left")
+    else:
+        groups = groups.with_columns(
+            (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd")
+        )
+    lnd = nw.col("__fa_lnd")
+    return aggregate(
+        groups.with_columns(
+            (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
+            (nw.col("__fa_ds_h") - lnd * nw.col("__fa_term_before")).alias("__fa_b"),
+        ),
+        prep.rankings,
+        nw.col("__fa_a").sum(),
+        nw.col("__fa_b").sum(),
+        nw.col(_RANKINGS).max(),
+        # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i
+        nw.col("__fa_term").sum().alias("__fa_h"),
+        nw.col("__fa_w").sum().alias("__fa_z"),
+        nw.col("__fa_wl").sum().alias("__fa_l"),
+        *weight,
+        *per_ranking,
+    )
 
 
 @constraints(**UNCERTAINTY)

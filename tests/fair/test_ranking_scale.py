@@ -38,15 +38,11 @@ def rankings(bench_scale: ModuleType) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-NDKL_HOLDS_WINDOWS = pytest.mark.xfail(
-    strict=True,
-    reason="NDKL's windows ordered by position hold whole partitions on Polars streaming "
-    "(docs/scale.md: about 80 bytes a row; DuckDB on disk instead)",
-)
+METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("metric", ["exp", pytest.param("ndkl", marks=NDKL_HOLDS_WINDOWS)])
+@pytest.mark.parametrize("metric", METRICS)
 def test_streaming_peak_memory_under_2_gib(
     bench_scale: ModuleType, rankings: Path, metric: str
 ) -> None:
