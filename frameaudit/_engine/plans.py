@@ -79,42 +79,78 @@ def repeats_within(
 
     ``__fa_r{i}`` is 1 when a value of column i repeats within the partition, else 0.
     Polars, DuckDB and Dask count the distinct values per partition: one hash aggregation.
-    Spark compares each value with its predecessor in value order instead (a window sorted by
-    the partition and the value; equal values are neighbours whatever the order of ties): it
-    sorts 10M rows in a third of the time its count of distinct values takes (6.5 s against
-    19 s on 2 cores), and NDKL's own window sorts the same way. A null is no repeat there (the
-    null checks report it); a count of distinct values counts it as one value.
+    Spark gives only the partitions where some value repeats, without ``__fa_n``
+    (:func:`_spark_repeats`); a null is no repeat there (the null checks report it), where a
+    count of distinct values counts it as one value.
     """
     partition, names = list(partition), list(columns)
-    if frame.implementation is not nw.Implementation.PYSPARK:
-        distinct = count_distinct(
-            frame,
-            partition,
-            {c: f"__fa_u{i}" for i, c in enumerate(names)},
-            also=[nw.len().alias("__fa_n")],
-        )
-        repeats = [
-            (nw.col(f"__fa_u{i}") < nw.col("__fa_n")).cast(nw.Int64).alias(f"__fa_r{i}")
-            for i in range(len(names))
-        ]
-        return distinct.select(*partition, "__fa_n", *repeats)
-    keys = hashed_keys(partition)
-    flags = []
-    for i, c in enumerate(names):
-        previous = (
-            nw.col(c).shift(1).over(*keys, order_by=c)
-            if keys
-            else nw.col(c).shift(1).over(order_by=c)
-        )
-        flags.append(
-            (nw.col(c) == previous).fill_null(value=False).cast(nw.Int64).alias(f"__fa_r{i}")
-        )
-    return aggregate(
-        frame.with_columns(*flags),
+    if frame.implementation in _SPARK:
+        return _spark_repeats(frame, partition, names)
+    distinct = count_distinct(
+        frame,
         partition,
-        nw.len().alias("__fa_n"),
-        *(nw.col(f"__fa_r{i}").max() for i in range(len(names))),
+        {c: f"__fa_u{i}" for i, c in enumerate(names)},
+        also=[nw.len().alias("__fa_n")],
     )
+    repeats = [
+        (nw.col(f"__fa_u{i}") < nw.col("__fa_n")).cast(nw.Int64).alias(f"__fa_r{i}")
+        for i in range(len(names))
+    ]
+    return distinct.select(*partition, "__fa_n", *repeats)
+
+
+_SPARK = (nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT)
+
+
+def _spark_repeats(
+    frame: nw.LazyFrame[Any], partition: list[str], names: list[str]
+) -> nw.LazyFrame[Any]:
+    """The partitions of a Spark frame where a value of some column repeats, ``__fa_r{i}`` each.
+
+    An integer column is grouped by (partition, value >> 6), the bits ``1 << (value & 63)``
+    OR-ed together: the values of a group are distinct exactly when it has as many bits set
+    as values. One hash aggregation, as cheap as a bare grouped sum, where the sort of 10M
+    rows for a window (comparing each value with its predecessor in value order) took three
+    times as long on 2 cores, and a count of distinct values longer still. Other columns
+    (text items) take that window. The partitions with a repeat are few, so combining the
+    columns' flags costs nothing.
+    """
+    from pyspark.sql import Window  # noqa: PLC0415 (an optional engine)
+    from pyspark.sql import functions as sf  # noqa: PLC0415
+
+    native = frame.to_native()
+    schema = frame.collect_schema()
+    keys = [_spark_column(k) for k in hashed_keys(partition)]
+    flags = [f"__fa_r{i}" for i in range(len(names))]
+    offenders = []
+    for i, name in enumerate(names):
+        value = _spark_column(name)
+        if schema[name].is_integer():
+            value = value.cast("long")
+            bit = sf.call_function(
+                "shiftleft", sf.lit(1).cast("long"), (value.bitwiseAND(63)).cast("int")
+            )
+            grouped = native.groupBy(*keys, sf.shiftright(value, 6)).agg(
+                sf.count(value).alias("__fa_count"), sf.bit_or(bit).alias("__fa_bits")
+            )
+            repeating = sf.bit_count("__fa_bits") < sf.col("__fa_count")
+        else:
+            window = Window.partitionBy(*keys).orderBy(value) if keys else Window.orderBy(value)
+            grouped = native.select(*keys, (value == sf.lag(value).over(window)).alias("__fa_eq"))
+            repeating = sf.col("__fa_eq")
+        shown = [sf.lit(int(j == i)).cast("long").alias(f) for j, f in enumerate(flags)]
+        offenders.append(grouped.filter(repeating).select(*keys, *shown))
+    union = offenders[0]
+    for other in offenders[1:]:
+        union = union.unionByName(other)
+    repeats = nw.from_native(union)
+    return aggregate(repeats, partition, *(nw.col(f).max() for f in flags))
+
+
+def _spark_column(name: str) -> Any:
+    from pyspark.sql import functions as sf  # noqa: PLC0415 (an optional engine)
+
+    return sf.col("`" + name.replace("`", "``") + "`")
 
 
 def join_small(large: nw.LazyFrame[Any], small: nw.LazyFrame[Any], on: str) -> nw.LazyFrame[Any]:
