@@ -93,6 +93,30 @@ def test_proven_or_exact_takes_the_exact_plan_unless_proved(proved: bool | None)
     assert in_memory.to_dict(as_series=False) == {"g": ["a"], "v": [9.0]}
 
 
+@pytest.mark.parametrize("likely", [True, False, None])
+@pytest.mark.parametrize("proved", [True, False])
+def test_proven_or_exact_tries_the_fast_plan_only_where_likely(
+    likely: bool | None, proved: bool
+) -> None:
+    exact = nw.from_native(pl.LazyFrame({"v": [9]}))
+    proof = nw.from_native(pl.LazyFrame({PROVED: [proved]}))
+    gate = nw.from_native(pl.LazyFrame({PROVED: [likely]}, schema={PROVED: pl.Boolean}))
+    fast = nw.from_native(pl.LazyFrame({"v": [1]}))
+    result = proven_or_exact(fast, proof, exact, in_memory=False, likely=gate)
+    expected = 1 if likely and proved else 9
+    assert result.collect().to_native()["v"].to_list() == [expected]
+    # where unlikely, the fast plan is not computed at all: one that fails is never run
+    failing = nw.from_native(
+        pl.LazyFrame({"v": [300]}).select(pl.col("v").cast(pl.Int8).cast(pl.Int64))
+    )
+    unlikely = proven_or_exact(failing, proof, exact, in_memory=False, likely=gate)
+    if likely:
+        with pytest.raises(nw.exceptions.InvalidOperationError, match="conversion from"):
+            unlikely.collect()
+    else:
+        assert unlikely.collect().to_native()["v"].to_list() == [9]
+
+
 def test_proven_fast_plan_may_be_empty() -> None:
     fast = nw.from_native(pl.LazyFrame({"v": []}, schema={"v": pl.Float64}))
     exact = nw.from_native(pl.LazyFrame({"v": [9.0]}))

@@ -196,6 +196,7 @@ def proven_or_exact(
     exact: nw.LazyFrame[Any],
     *,
     in_memory: bool,
+    likely: nw.LazyFrame[Any] | None = None,
 ) -> nw.LazyFrame[Any]:
     """``fast`` where the one-row ``proof`` (column :data:`PROVED`) holds, else ``exact``.
 
@@ -204,6 +205,13 @@ def proven_or_exact(
     needed). On Polars one plan computes ``fast`` with its proof, and only a failed proof
     computes ``exact``, by a second query, as a failed check computes its diagnostics. The
     other engines plan the windows of ``exact`` themselves (and spill them to disk).
+
+    ``likely``, for a ``fast`` that costs far more when its proof fails (the pass of
+    :func:`runs_along` costs per run of rows: NDKL on 10^7 shuffled rows took 80 s so, 29 s
+    by the windows alone), is a one-row frame (column :data:`PROVED`) from a cheap pass,
+    such as :func:`sorted_screen`, that says whether ``fast`` is worth trying: the plan then
+    computes ``likely``, and ``fast`` by a second query (streaming: it holds little) only
+    where it holds.
 
     The choice is a Python function inside the plan, so it is made only for a lazy Polars
     input, whose caller collects it: for in-memory data (``in_memory``) no Python may run on
@@ -228,5 +236,15 @@ def proven_or_exact(
             return frame.filter(pl.col(_PRESENT).is_not_null()).select(schema.names())
         return exact_native.collect().select(schema.names())
 
-    chosen: nw.LazyFrame[Any] = nw.from_native(joined.map_batches(choose, schema=schema))
-    return chosen
+    def try_fast(frame: pl.DataFrame) -> pl.DataFrame:
+        if frame[PROVED][0]:
+            return choose(joined.collect(engine="streaming"))
+        return exact_native.collect().select(schema.names())
+
+    if likely is None:
+        chosen = joined.map_batches(choose, schema=schema)
+    else:
+        worth = likely.to_native().select(pl.col(PROVED).fill_null(value=False))
+        chosen = worth.map_batches(try_fast, schema=schema)
+    result: nw.LazyFrame[Any] = nw.from_native(chosen)
+    return result

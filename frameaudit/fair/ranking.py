@@ -58,6 +58,7 @@ from frameaudit._engine import (
     proven_or_exact,
     resampling,
     runs_along,
+    sorted_screen,
     sum_before,
     text,
 )
@@ -1242,8 +1243,12 @@ def ndkl(
         n = nw.col(_RANKINGS)
         proved = (nw.col("__fa_lo") == 1) & (nw.col("__fa_hi") == n) & (nw.col(RUN) == n)
         proof = fast.select(proved.min().alias(PROVED))
+        # the pass costs per run of rows: tried only where the rows come sorted
+        likely = sorted_screen(prep.frame, prep.rankings, {rank: 0}).select(
+            nw.col("sorted0").alias(PROVED)
+        )
         per_ranking = proven_or_exact(
-            fast.drop("__fa_lo", "__fa_hi", RUN), proof, exact, in_memory=False
+            fast.drop("__fa_lo", "__fa_hi", RUN), proof, exact, in_memory=False, likely=likely
         )
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
