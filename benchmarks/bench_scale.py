@@ -8,7 +8,9 @@ once; the same files as the Spark benchmark, ``bench_spark.write_rankings``). Ev
 metric (``ranking=`` the ranking, ``group=`` the group, the roles of ``ROLES``) runs on Polars
 streaming: the files scanned with ``pl.scan_parquet``, the lazy call collected with
 ``engine="streaming"``; EXP and NDKL also run on DuckDB with a memory limit and a spill
-directory on disk. Each call runs in a fresh process that samples its resident memory
+directory on disk. NDKL runs on Polars once more on its columns shuffled (the rows held in
+memory once to shuffle them, about 3 GB at full size): rows out of order take its windows.
+Each call runs in a fresh process that samples its resident memory
 (``/proc/self/statm``, every 5 ms), at a tenth of the size and at full size: the growth of the
 peak between the two, per row, is the memory a row costs (about 0 for a call that streams).
 The reference on each engine is the bare pass over the same files in the same run: the sum of
@@ -28,6 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
 from bench_spark import DATA, METRICS, ROLES, write_rankings
 
 RESULTS = Path(__file__).parent / "results" / "scale.md"
@@ -94,6 +97,7 @@ DESCRIPTIONS = {
     "on disk, `con.read_parquet`, the call on the relation, `.fetchall()`; the bare pass in SQL.",
 }
 ON_DUCKDB = ["exp", "ndkl"]
+UNSORTED = "ndkl, rows shuffled"
 
 
 def metric_call(metric: str) -> str:
@@ -130,13 +134,37 @@ def row(
     )
 
 
-def table(engine: Engine, metrics: list[str], folders: list[Path], rows: int) -> list[str]:
-    """The measured table of ``engine``: the bare pass and ``metrics``, at both sizes."""
+def write_shuffled(folder: Path) -> Path:
+    """NDKL's columns of the rankings in ``folder``, the rows in random order, made once."""
+    shuffled = folder.with_name(f"{folder.name}_shuffled")
+    if (shuffled / "_done").exists():
+        return shuffled
+    shutil.rmtree(shuffled, ignore_errors=True)
+    shuffled.mkdir(parents=True)
+    rows = pl.scan_parquet(folder / "*.parquet").select("ranking", "rank", "group").collect()
+    rows = rows.sample(fraction=1.0, shuffle=True, seed=0)
+    for i, part in enumerate(rows.iter_slices(n_rows=-(-rows.height // 10))):
+        part.write_parquet(shuffled / f"part-{i}.parquet")
+    (shuffled / "_done").touch()
+    return shuffled
+
+
+def table(
+    engine: Engine, metrics: list[str], folders: list[Path], rows: int, shuffled: list[Path]
+) -> list[str]:
+    """The measured table of ``engine``: the bare pass and ``metrics``, at both sizes.
+
+    With ``shuffled`` folders, NDKL again on the rows in random order (its windows).
+    """
     calls = {"bare pass": engine.bare} | {m: metric_call(m) for m in metrics}
     measured: dict[str, list[dict[str, float]]] = {}
     for name, call in calls.items():
         measured[name] = [measure(engine, call, folder) for folder in folders]
         print(name, measured[name], flush=True)
+    if shuffled:
+        calls[UNSORTED] = metric_call("ndkl")
+        measured[UNSORTED] = [measure(engine, calls[UNSORTED], folder) for folder in shuffled]
+        print(UNSORTED, measured[UNSORTED], flush=True)
     # the reference again after the metrics, the faster of the two: one slow run of it
     # (another process on the machine) would skew every ratio
     again = measure(engine, engine.bare, folders[1])
@@ -163,6 +191,7 @@ def main() -> None:
     sizes = [num_rankings // 10, num_rankings]
     made = [n for n in sizes if not (DATA / f"{n}" / "_done").exists()]  # the others are kept
     folders = [write_rankings(n) for n in sizes]
+    shuffled = [write_shuffled(folder) for folder in folders] if "ndkl" in args.metrics else []
     rows = num_rankings * 100
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_scale.py`"
@@ -175,10 +204,12 @@ def main() -> None:
         for name, engine in ENGINES.items():
             metrics = args.metrics if engine is POLARS else ON_DUCKDB
             lines += ["", f"**{name}**: {DESCRIPTIONS[name]}", ""]
-            lines += table(engine, metrics, folders, rows)
+            lines += table(engine, metrics, folders, rows, shuffled if engine is POLARS else [])
     finally:
         for n in made:
             shutil.rmtree(DATA / f"{n}", ignore_errors=True)
+        for folder in shuffled:
+            shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(SPILL, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     print(text)
