@@ -36,7 +36,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source, frame_from_columns
 from frameaudit._engine.plans import cached, join_small
-from frameaudit._expr import aggregate, null_float, over
+from frameaudit._expr import WHOLE, aggregate, hashed_keys, null_float, over
 
 __all__ = [
     "COUNT",
@@ -66,6 +66,8 @@ MAX_SEED = _P - 1
 _UNIT = "__fa_unit"
 _MIXED = "__fa_mixed"
 _KEY = "__fa_key"
+_HASH = "__fa_h"
+_CELL = "__fa_cell"
 
 
 def _thresholds() -> list[int]:
@@ -125,10 +127,10 @@ def _mixed_units(frame: nw.LazyFrame[Any], unit: str, seed: int) -> nw.LazyFrame
     return frame
 
 
-def _counts(frame: nw.LazyFrame[Any], replicate: str, seed: int, name: str) -> nw.LazyFrame[Any]:
-    """``frame`` (with ``_MIXED``) with the Poisson(1) count ``name`` in ``replicate``."""
+def _hashed(frame: nw.LazyFrame[Any], replicate: str, seed: int) -> nw.LazyFrame[Any]:
+    """``frame`` (with ``_MIXED``) with ``_HASH``: the pair's value, uniform on [0, p)."""
     _, second = _seed_offsets(seed)
-    h = nw.col("__fa_h")
+    h = nw.col(_HASH)
     steps = [
         (nw.col(_MIXED) + nw.col(replicate) * _REPLICATE_STEP) % _P,
         _permute(h),
@@ -136,13 +138,17 @@ def _counts(frame: nw.LazyFrame[Any], replicate: str, seed: int, name: str) -> n
         _permute(h),
     ]
     for step in steps:
-        frame = frame.with_columns(step.alias("__fa_h"))
-    count = nw.when(h < _THRESHOLDS[0]).then(nw.lit(0, dtype=nw.Int64))
-    for j, threshold in enumerate(_THRESHOLDS[1:], start=1):
-        count = count.when(h < threshold).then(nw.lit(j, dtype=nw.Int64))
-    return frame.with_columns(
-        count.otherwise(nw.lit(len(_THRESHOLDS), dtype=nw.Int64)).alias(name)
-    ).drop("__fa_h")
+        frame = frame.with_columns(step.alias(_HASH))
+    return frame
+
+
+def _count(start: int = 0) -> nw.Expr:
+    """The Poisson(1) count #{j : h ≥ T_j} of ``_HASH``, for an h known to be ≥ T_(start−1)."""
+    h = nw.col(_HASH)
+    count = nw.when(h < _THRESHOLDS[start]).then(nw.lit(start, dtype=nw.Int64))
+    for j in range(start + 1, len(_THRESHOLDS)):
+        count = count.when(h < _THRESHOLDS[j]).then(nw.lit(j, dtype=nw.Int64))
+    return count.otherwise(nw.lit(len(_THRESHOLDS), dtype=nw.Int64))
 
 
 def with_poisson_counts(
@@ -156,7 +162,8 @@ def with_poisson_counts(
     three times. (:class:`Resampling` runs the unit's rounds once a unit, the rest once a
     pair: the same numbers.)
     """
-    return _counts(_mixed_units(frame, unit, seed), replicate, seed, name).drop(_MIXED)
+    hashed = _hashed(_mixed_units(frame, unit, seed), replicate, seed)
+    return hashed.with_columns(_count().alias(name)).drop(_MIXED, _HASH)
 
 
 @dataclass(frozen=True)
@@ -177,14 +184,16 @@ class Resampling:
         """Every (unit, replicate) pair that counts the unit: ``_UNIT``, ``REPLICATE``, ``COUNT``.
 
         The count is drawn once per pair (and is 1 in the point replicate ``POINT``); a pair
-        whose count is 0 has no row (about 1/e of them). Cached: the plans that pair several
-        per-unit frames with the replicates draw the counts once.
+        whose count is 0 has no row (about 1/e of them).
         """
         paired = self.indexed.select(_UNIT, _MIXED).join(self.numbers, how="cross")
-        drawn = _counts(paired, REPLICATE, self.bootstrap.seed, "__fa_drawn")
         point = nw.col(REPLICATE) == POINT
-        count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(nw.col("__fa_drawn"))
-        return drawn.select(_UNIT, REPLICATE, count.alias(COUNT)).filter(nw.col(COUNT) > 0)
+        # the pairs drawn 0 times (h < T_0) leave before their count is computed
+        drawn = _hashed(paired, REPLICATE, self.bootstrap.seed).filter(
+            point | (nw.col(_HASH) >= _THRESHOLDS[0])
+        )
+        count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(_count(1))
+        return drawn.select(_UNIT, REPLICATE, count.alias(COUNT))
 
     def counted(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         """``frame`` (rows keyed by the unit columns) × the replicates that draw their unit.
@@ -208,24 +217,39 @@ class Resampling:
         Each unit counts ``COUNT`` times in each replicate; a (partition, replicate, keys) that no
         drawn unit holds has no row. The rows are first summed per unit (so the replicates
         multiply units × keys, not rows), the counts are drawn once per (unit, replicate)
-        whatever the number of keys, and the keys (e.g. a group, maybe a text column) are
-        replaced by their number for the large aggregation.
+        whatever the number of keys, and the large aggregation groups by one integer: the
+        number of the (partition, keys) cell (the columns may be text) times n_boot + 1, plus
+        the replicate's.
         """
-        keys = list(keys)
+        partition, keys = list(partition), list(keys)
         totals = [nw.col(c).sum() for c in sums]
         per_unit = aggregate(frame, [*self.units, *keys], *totals)
-        if keys:
-            labels = cached(per_unit.select(keys).unique().with_row_index(_KEY, order_by=keys))
-            per_unit = per_unit.join(labels, on=keys, how="inner").drop(*keys)
+        cells = hashed_keys([*partition, *keys])
+        size = self.bootstrap.n_boot + 1  # the replicates, the point's among them
+        units = self.indexed.select(*self.units, _UNIT)
+        per_unit = per_unit.join(units, on=self.units, how="inner")
+        if cells:
+            labels = cached(per_unit.select(cells).unique().with_row_index(_KEY, order_by=cells))
+            per_unit = per_unit.join(labels, on=cells, how="inner")
+            first = nw.col(_KEY) * size - POINT  # the number of the cell's point replicate
+        else:
+            first = nw.lit(-POINT, dtype=nw.Int64)
         # a unit drawn 0 times adds nothing: draws() has no row for it
-        # (a key no drawn unit holds has no row in that replicate, as in resampled data)
-        counted = self.counted(per_unit).with_columns(
-            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums)
+        # (a cell no drawn unit holds has no row in that replicate, as in resampled data)
+        counted = join_small(self.draws(), per_unit.select(_UNIT, first.alias(_CELL), *sums), _UNIT)
+        counted = counted.select(
+            (nw.col(_CELL) + nw.col(REPLICATE)).alias(_CELL),
+            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums),
         )
-        summed = aggregate(counted, [*partition, REPLICATE, *([_KEY] if keys else [])], *totals)
-        if not keys:
-            return summed
-        return summed.join(labels, on=_KEY, how="inner").drop(_KEY)
+        cell = nw.col(_CELL)
+        summed = aggregate(counted, [_CELL], *totals).select(
+            (cell // size).alias(_KEY), (cell % size + POINT).alias(REPLICATE), *sums
+        )
+        if cells:
+            summed = summed.join(labels, on=_KEY, how="inner")
+        if WHOLE in partition:
+            summed = summed.with_columns(nw.lit(0).alias(WHOLE))
+        return summed.select(*partition, REPLICATE, *keys, *sums)
 
     def unit_counts(self, partition: Sequence[str], name: str) -> nw.LazyFrame[Any]:
         """The number of units per partition, in the column ``name`` (Int64)."""
