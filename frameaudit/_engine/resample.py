@@ -223,11 +223,13 @@ class Resampling:
         """
         partition, keys = list(partition), list(keys)
         totals = [nw.col(c).sum() for c in sums]
-        per_unit = aggregate(frame, [*self.units, *keys], *totals)
+        units = self.indexed.select(*self.units, _UNIT)
+        # read by the labels too: computed once (the rows are summed once)
+        per_unit = cached(
+            aggregate(frame, [*self.units, *keys], *totals).join(units, on=self.units, how="inner")
+        )
         cells = hashed_keys([*partition, *keys])
         size = self.bootstrap.n_boot + 1  # the replicates, the point's among them
-        units = self.indexed.select(*self.units, _UNIT)
-        per_unit = per_unit.join(units, on=self.units, how="inner")
         if cells:
             labels = cached(per_unit.select(cells).unique().with_row_index(_KEY, order_by=cells))
             per_unit = per_unit.join(labels, on=cells, how="inner")
