@@ -186,14 +186,19 @@ class Resampling:
         The count is drawn once per pair (and is 1 in the point replicate ``POINT``); a pair
         whose count is 0 has no row (about 1/e of them).
         """
-        paired = self.indexed.select(_UNIT, _MIXED).join(self.numbers, how="cross")
-        point = nw.col(REPLICATE) == POINT
+        units = self.indexed.select(_UNIT, _MIXED)
+        replicates = self.numbers.filter(nw.col(REPLICATE) != POINT)
+        paired = units.join(replicates, how="cross")
         # the pairs drawn 0 times (h < T_0) leave before their count is computed
         drawn = _hashed(paired, REPLICATE, self.bootstrap.seed).filter(
-            point | (nw.col(_HASH) >= _THRESHOLDS[0])
+            nw.col(_HASH) >= _THRESHOLDS[0]
         )
-        count = nw.when(point).then(nw.lit(1, dtype=nw.Int64)).otherwise(_count(1))
-        return drawn.select(_UNIT, REPLICATE, count.alias(COUNT))
+        point = units.select(
+            _UNIT,
+            nw.lit(POINT, dtype=nw.Int64).alias(REPLICATE),
+            nw.lit(1, dtype=nw.Int64).alias(COUNT),
+        )
+        return nw.concat([point, drawn.select(_UNIT, REPLICATE, _count(1).alias(COUNT))])
 
     def counted(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         """``frame`` (rows keyed by the unit columns) × the replicates that draw their unit.
