@@ -337,8 +337,8 @@ def distinct_within(
 
     ``columns`` maps each column to the parameter that named it.
 
-    One pass per partition checks the columns at once (a distinct count, or on Spark a
-    comparison with the predecessor in value order: :func:`~frameaudit._engine.repeats_within`),
+    One pass per partition checks the columns at once (a distinct count, or on Spark the bits
+    of integer values OR-ed per partition: :func:`~frameaudit._engine.repeats_within`),
     far cheaper than grouping by every (partition, value) pair; the diagnostics add the
     first offending partition of each column. The columns in ``screen`` (ones that usually come
     sorted, such as positions; on Polars, marked by :func:`~frameaudit._engine.order_marks`)
