@@ -254,11 +254,12 @@ def test_ndkl_on_a_sorted_scan_takes_the_one_pass_plan(
     may give the right value.
     """
 
+    right_sum_before = ranking.sum_before
+
     def wrong_sum_before(frame: Any, term: str, *args: Any, **kwargs: Any) -> Any:
-        right = ranking_module_sum_before(frame, term, *args, **kwargs)
+        right = right_sum_before(frame, term, *args, **kwargs)
         return right.with_columns(nw.col(f"{term}_before") + 1.0)
 
-    ranking_module_sum_before = ranking.sum_before
     monkeypatch.setattr(ranking, "sum_before", wrong_sum_before)
     log = fa.datasets.biased_rankings([0.3, 0.7], 10, phi=0.5, num_rankings=20, seed=0)
     expected = _ndkl_reference(log)

@@ -16,6 +16,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
+from frameaudit._engine.text import spark_name
 from frameaudit._expr import aggregate, hashed_keys
 
 __all__ = [
@@ -150,7 +151,7 @@ def _spark_repeats(
 def _spark_column(name: str) -> Any:
     from pyspark.sql import functions as sf  # noqa: PLC0415 (an optional engine)
 
-    return sf.col("`" + name.replace("`", "``") + "`")
+    return sf.col(spark_name(name))
 
 
 def join_small(large: nw.LazyFrame[Any], small: nw.LazyFrame[Any], on: str) -> nw.LazyFrame[Any]:

@@ -237,9 +237,8 @@ def proven_or_exact(
         return exact_native.collect().select(schema.names())
 
     def try_fast(frame: pl.DataFrame) -> pl.DataFrame:
-        if frame[PROVED][0]:
-            return choose(joined.collect(engine="streaming"))
-        return exact_native.collect().select(schema.names())
+        # where unlikely, ``frame`` (its PROVED false) has ``choose`` compute ``exact``
+        return choose(joined.collect(engine="streaming") if frame[PROVED][0] else frame)
 
     if likely is None:
         chosen = joined.map_batches(choose, schema=schema)

@@ -23,7 +23,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-__all__ = ["integer", "joined", "quoted", "repr_of", "shown", "with_reprs"]
+__all__ = ["integer", "joined", "quoted", "repr_of", "shown", "spark_name", "with_reprs"]
 
 _REPR = "__fa_repr_"
 
@@ -101,8 +101,8 @@ def with_reprs(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         # one SQL select: narwhals' expressions for the same texts cost a few thousand calls
         # into the JVM per metric call
         others = [
-            f"CASE WHEN {_ticked(name)} IS NULL THEN 'None' "
-            f"ELSE {_spark_portable(_ticked(name), dtype)} END AS {_ticked(_REPR + name)}"
+            f"CASE WHEN {spark_name(name)} IS NULL THEN 'None' "
+            f"ELSE {_spark_portable(spark_name(name), dtype)} END AS {spark_name(_REPR + name)}"
             for name, dtype in schema.items()
             if name not in floats
         ]
@@ -121,7 +121,8 @@ def with_reprs(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     return _with_float_reprs(with_texts, floats) if floats else with_texts
 
 
-def _ticked(name: str) -> str:
+def spark_name(name: str) -> str:
+    """A column name as a Spark SQL identifier: in backticks, its own backticks doubled."""
     return "`" + name.replace("`", "``") + "`"
 
 

@@ -1248,7 +1248,11 @@ def ndkl(
             nw.col("sorted0").alias(PROVED)
         )
         per_ranking = proven_or_exact(
-            fast.drop("__fa_lo", "__fa_hi", RUN), proof, exact, in_memory=False, likely=likely
+            fast.drop("__fa_lo", "__fa_hi", RUN),
+            proof,
+            exact,
+            in_memory=prep.source.in_memory,
+            likely=likely,
         )
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
