@@ -36,7 +36,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source, frame_from_columns
 from frameaudit._engine.plans import cached, join_small
-from frameaudit._expr import WHOLE, aggregate, hashed_keys, null_float, over
+from frameaudit._expr import WHOLE, aggregate, hashed_keys, null_float, over, partitioned
 
 __all__ = [
     "COUNT",
@@ -255,7 +255,7 @@ class Resampling:
         if cells:
             summed = summed.join(labels, on=_KEY, how="inner")
         if WHOLE in partition:
-            summed = summed.with_columns(nw.lit(0).alias(WHOLE))
+            summed = partitioned(summed, [])
         return summed.select(*partition, REPLICATE, *keys, *sums)
 
     def unit_counts(self, partition: Sequence[str], name: str) -> nw.LazyFrame[Any]:
