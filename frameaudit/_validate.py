@@ -23,6 +23,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine import (
     Check,
+    Diagnosis,
     Rule,
     is_bool,
     merge_rules,
@@ -35,6 +36,7 @@ from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
     "Check",
+    "Diagnosis",
     "Rule",
     "as_names",
     "binary",
@@ -270,13 +272,16 @@ def unique_within(
     keys = list(keys)
     offenders = frame.group_by(keys).agg(nw.len().alias("__fa_n")).filter(nw.col("__fa_n") > 1)
     counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
-    shown = [k for k in keys if not k.startswith("__fa_")]
-    found = f" duplicated combination(s) of ({', '.join(shown)})"
-    example = example_text(keys, "k")
-    tail = f"; {hint}" if hint else ""
-    message = _counted(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
-    frame_ = first_offender(counts, offenders, keys, "k")
-    return Check(frame_, message, quick=counts, holds=nw.col("n") == 0)
+
+    def diagnose() -> Diagnosis:
+        shown = [k for k in keys if not k.startswith("__fa_")]
+        found = f" duplicated combination(s) of ({', '.join(shown)})"
+        example = example_text(keys, "k")
+        tail = f"; {hint}" if hint else ""
+        message = _counted(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
+        return first_offender(counts, offenders, keys, "k"), message
+
+    return Check.proved_or_diagnosed(counts, nw.col("n") == 0, diagnose)
 
 
 def _counted(
@@ -353,12 +358,16 @@ def distinct_within(
     counts = per_partition.select(
         *(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in range(len(names)))
     )
-    rows = _repeating_partitions(per_partition, partition, len(names))
-    messages = []
-    for i, column in enumerate(names):
-        head = f"{columns[column]}={column!r}: values must be unique within each {within}; "
-        found = f" {within}(s) repeat a value"
-        messages.append(_counted(head, f"n{i}", found, example_text(partition, f"p{i}_")))
+
+    def diagnose() -> Diagnosis:
+        messages = []
+        for i, column in enumerate(names):
+            head = f"{columns[column]}={column!r}: values must be unique within each {within}; "
+            found = f" {within}(s) repeat a value"
+            messages.append(_counted(head, f"n{i}", found, example_text(partition, f"p{i}_")))
+        rows = _repeating_partitions(per_partition, partition, len(names))
+        return rows, nw.coalesce(*messages)
+
     in_plan = [i for i, c in enumerate(names) if c not in screen]
     proofs = [nw.col(f"n{i}") == 0 for i in in_plan]
     parts_ = [counts.select(*(f"n{i}" for i in in_plan))] if in_plan else []
@@ -368,7 +377,7 @@ def distinct_within(
         proofs += [nw.col(f"sorted{i}") for i in screened.values()]
     proof = parts_[0] if len(parts_) == 1 else parts_[0].join(parts_[1], how="cross")
     holds = nw.all_horizontal(*proofs, ignore_nulls=False)
-    return Check(rows, nw.coalesce(*messages), quick=proof, holds=holds)
+    return Check.proved_or_diagnosed(proof, holds, diagnose)
 
 
 def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
@@ -385,32 +394,37 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
     """
     names = list(columns)
     nulls = [nw.col(c).null_count().cast(nw.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)]
-    flags = [
-        (~nw.col(c).is_finite()).cast(nw.Int64).alias(f"__fa_bad{i}") for i, c in enumerate(names)
-    ]
-    counts = frame.with_columns(*flags).select(
-        *nulls,
-        *(nw.col(f"__fa_bad{i}").sum().cast(nw.Int64).alias(f"bad_{i}") for i in range(len(names))),
-    )
-    messages = [
-        nw.when((nw.col(f"nulls_{i}") > 0) | (nw.col(f"bad_{i}") > 0)).then(
-            text.joined(
-                f"{columns[column]}: expected finite numbers, found ",
-                text.integer(nw.col(f"nulls_{i}")),
-                " null and ",
-                text.integer(nw.col(f"bad_{i}")),
-                " NaN or infinite value(s)",
-            )
+
+    def diagnose() -> Diagnosis:
+        flags = [
+            (~nw.col(c).is_finite()).cast(nw.Int64).alias(f"__fa_bad{i}")
+            for i, c in enumerate(names)
+        ]
+        bad = (
+            nw.col(f"__fa_bad{i}").sum().cast(nw.Int64).alias(f"bad_{i}") for i in range(len(names))
         )
-        for i, column in enumerate(names)
-    ]
+        counts = frame.with_columns(*flags).select(*nulls, *bad)
+        messages = [
+            nw.when((nw.col(f"nulls_{i}") > 0) | (nw.col(f"bad_{i}") > 0)).then(
+                text.joined(
+                    f"{columns[column]}: expected finite numbers, found ",
+                    text.integer(nw.col(f"nulls_{i}")),
+                    " null and ",
+                    text.integer(nw.col(f"bad_{i}")),
+                    " NaN or infinite value(s)",
+                )
+            )
+            for i, column in enumerate(names)
+        ]
+        return counts, nw.coalesce(*messages)
+
     sums = [
         nw.col(c).sum().cast(nw.Float64).is_finite().alias(f"sum_{i}") for i, c in enumerate(names)
     ]
     screen = frame.select(*nulls, *sums)
     holds = [(nw.col(f"nulls_{i}") == 0) & nw.col(f"sum_{i}") for i in range(len(names))]
     proof = nw.all_horizontal(*holds, ignore_nulls=False)
-    return Check(counts, nw.coalesce(*messages), quick=screen, holds=proof)
+    return Check.proved_or_diagnosed(screen, proof, diagnose)
 
 
 def values_present(
@@ -494,14 +508,13 @@ def constant_within(
     )
     offenders = spread.filter(nw.col("__fa_lo") != nw.col("__fa_hi"))
     counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
-    head = f"{parameter}={column!r}: expected one value within each {within}, found "
-    message = _counted(head, "n", f" {within}(s) with several", example_text(partition, "k"))
-    return Check(
-        first_offender(counts, offenders, partition, "k"),
-        message,
-        quick=counts,
-        holds=nw.col("n") == 0,
-    )
+
+    def diagnose() -> Diagnosis:
+        head = f"{parameter}={column!r}: expected one value within each {within}, found "
+        message = _counted(head, "n", f" {within}(s) with several", example_text(partition, "k"))
+        return first_offender(counts, offenders, partition, "k"), message
+
+    return Check.proved_or_diagnosed(counts, nw.col("n") == 0, diagnose)
 
 
 def unit_weights(

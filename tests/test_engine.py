@@ -12,6 +12,7 @@ from polars.testing import assert_frame_equal
 
 import frameaudit as fa
 from frameaudit import UnsupportedBackendError, datasets
+from frameaudit._engine.checks import Check
 
 
 def test_unsupported_frame_kind_names_the_supported_ones() -> None:
@@ -140,3 +141,27 @@ MIXED_DICTS: list[tuple[str, Callable[[], Any], str]] = [
 def test_dict_parameters_hold_one_type_per_column(call: Callable[[], Any], message: str) -> None:
     with pytest.raises(fa.InvalidParameterError, match=message):
         call()
+
+
+def test_polars_builds_diagnostics_only_after_a_failed_proof(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the checks' diagnostics plans and messages cost as much as the rest of a small call:
+    # on Polars they are built only for a check whose proof fails, on the way to its error
+    built: list[Check] = []
+    diagnosis = Check.diagnosis
+
+    def spied(check: Check) -> Any:
+        built.append(check)
+        return diagnosis(check)
+
+    monkeypatch.setattr(Check, "diagnosis", spied)
+    good = pl.DataFrame({"rank": [1, 2, 1, 2], "group": ["a", "b", "b", "a"], "q": [1, 1, 2, 2]})
+    for metric in (fa.fair.exp, fa.fair.ndkl, fa.fair.arp):
+        metric(good, ranking="q")
+        metric(good.lazy(), ranking="q").collect()
+    assert built == []
+    repeated = good.with_columns(pl.lit(1).alias("rank"))
+    with pytest.raises(fa.InvalidValueError, match=r"rank='rank': values must be unique"):
+        fa.fair.exp(repeated, ranking="q")
+    assert len(built) == 1

@@ -24,7 +24,7 @@ The imports go one way: this package uses :mod:`frameaudit._expr`,
 from __future__ import annotations
 
 from frameaudit._engine import text
-from frameaudit._engine.checks import Check, Rule, first_failed, merge_rules
+from frameaudit._engine.checks import Check, Diagnosis, Rule, first_failed, merge_rules
 from frameaudit._engine.convert import (
     Kind,
     PolarsExpr,
@@ -84,6 +84,7 @@ __all__ = [
     "UNDEFINED",
     "Bootstrap",
     "Check",
+    "Diagnosis",
     "Kind",
     "PolarsExpr",
     "Resampling",

@@ -50,6 +50,9 @@ _OK = "ok"
 _DIAG_KEY = "__fa_diag_key"
 _PRESENT = "__fa_present"
 
+Diagnosis = tuple[nw.LazyFrame[Any], nw.Expr]
+"""A check's one-row diagnostics frame and its message, a string expression over that row."""
+
 
 @dataclass(frozen=True)
 class Check:
@@ -58,7 +61,9 @@ class Check:
     ``message`` is a string expression over ``frame`` (with the texts of
     :func:`~frameaudit._engine.text.with_reprs`): the error text, null when the check holds.
     ``quick``, when given, is a cheaper one-row frame over which ``holds`` is true only if the
-    check holds; Polars computes that proof with every result instead of ``frame``.
+    check holds; Polars computes that proof with every result instead of ``frame``. Such a
+    check may leave ``frame`` and ``message`` to ``later``, which builds them only when they
+    are needed (:meth:`proved_or_diagnosed`): on Polars, after the proof fails.
 
     Row-level checks instead carry ``rules`` on a ``base`` frame (:meth:`of_rules`);
     :func:`merge_rules` turns all the rules on one frame into a single check before they run.
@@ -70,6 +75,26 @@ class Check:
     holds: nw.Expr | None = None
     base: nw.LazyFrame[Any] | None = None
     rules: tuple[Rule, ...] = ()
+    later: Callable[[], Diagnosis] | None = None
+
+    @classmethod
+    def proved_or_diagnosed(
+        cls, quick: nw.LazyFrame[Any], holds: nw.Expr, diagnose: Callable[[], Diagnosis]
+    ) -> Check:
+        """A check proved by ``holds`` over ``quick``; ``diagnose()`` builds its diagnostics.
+
+        Building the diagnostics' plan and message costs about as much as the rest of a call on
+        a small frame, and Polars needs them only after a failed proof.
+        """
+        return cls(None, None, quick=quick, holds=holds, later=diagnose)
+
+    def diagnosis(self) -> Diagnosis:
+        """The one-row diagnostics frame and the message over it."""
+        if self.later is not None:
+            return self.later()
+        assert self.frame is not None  # rule checks were merged into frame checks
+        assert self.message is not None
+        return self.frame, self.message
 
     @classmethod
     def of_rules(cls, base: nw.LazyFrame[Any], *rules: Rule) -> Check:
@@ -123,45 +148,54 @@ def merge_rules(checks: Sequence[Check]) -> list[Check]:
 
 def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
     """One check for ``rules``: counts and examples in one aggregation, screens for Polars."""
-    flags: list[nw.Expr] = []
-    examples: list[nw.Expr] = []
-    full = [nw.len().cast(nw.Int64).alias("rows")]
+    flags = {
+        i: rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}")
+        for i, rule in enumerate(rules)
+        if rule.count is None
+    }
+    counts = [
+        (nw.col(f"__fa_flag{i}").sum() if rule.count is None else rule.count).cast(nw.Int64)
+        for i, rule in enumerate(rules)
+    ]
+    fails = [nw.col(f"n{i}") == 0 if r.absent else nw.col(f"n{i}") > 0 for i, r in enumerate(rules)]
     quick = [nw.len().cast(nw.Int64).alias("rows")]
     holds: list[nw.Expr] = []
-    messages: list[nw.Expr] = []
     for i, rule in enumerate(rules):
-        count = rule.count
-        if count is None:
-            flags.append(rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}"))
-            count = nw.col(f"__fa_flag{i}").sum()
-        full.append(count.cast(nw.Int64).alias(f"n{i}"))
-        if rule.example is not None:
-            examples.append(nw.when(rule.flag).then(rule.example).alias(f"__fa_ex{i}"))
-            full.append(nw.col(f"__fa_ex{i}").min().alias(f"e{i}"))
-        else:
-            full.append(nw.lit(None, nw.String).alias(f"e{i}"))
-        fails = nw.col(f"n{i}") == 0 if rule.absent else nw.col(f"n{i}") > 0
-        messages.append(nw.when(fails).then(rule.message(nw.col(f"n{i}"), f"e{i}")))
         if rule.screen is not None:
             quick.append(rule.screen.alias(f"n{i}"))
             holds.append(nw.col(f"n{i}"))
         else:
-            quick.append(count.cast(nw.Int64).alias(f"n{i}"))
-            holds.append(~fails)
-    rows = (base.with_columns(*flags, *examples) if flags or examples else base).select(*full)
-    contexts = {id(r.context): r.context for r in rules if r.context is not None}
-    for context in contexts.values():
-        rows = rows.join(context, how="cross")
-    proof = (base.with_columns(*flags) if flags else base).select(*quick)
+            quick.append(counts[i].alias(f"n{i}"))
+            holds.append(~fails[i])
+    proof = (base.with_columns(*flags.values()) if flags else base).select(*quick)
+
+    def diagnose() -> Diagnosis:
+        full = [nw.len().cast(nw.Int64).alias("rows")]
+        examples: list[nw.Expr] = []
+        messages: list[nw.Expr] = []
+        for i, rule in enumerate(rules):
+            full.append(counts[i].alias(f"n{i}"))
+            if rule.example is not None:
+                examples.append(nw.when(rule.flag).then(rule.example).alias(f"__fa_ex{i}"))
+                full.append(nw.col(f"__fa_ex{i}").min().alias(f"e{i}"))
+            else:
+                full.append(nw.lit(None, nw.String).alias(f"e{i}"))
+            messages.append(nw.when(fails[i]).then(rule.message(nw.col(f"n{i}"), f"e{i}")))
+        columns = [*flags.values(), *examples]
+        rows = (base.with_columns(*columns) if columns else base).select(*full)
+        contexts = {id(r.context): r.context for r in rules if r.context is not None}
+        for context in contexts.values():
+            rows = rows.join(context, how="cross")
+        return rows, nw.coalesce(*messages)
+
     ok = nw.all_horizontal(*holds, ignore_nulls=False)
-    return Check(rows, nw.coalesce(*messages), quick=proof, holds=ok)
+    return Check.proved_or_diagnosed(proof, ok, diagnose)
 
 
 def message_frame(check: Check) -> nw.LazyFrame[Any]:
     """One row, one column (:data:`MESSAGE`): the check's error text, null when it holds."""
-    assert check.frame is not None  # rule checks were merged into frame checks
-    assert check.message is not None
-    return with_reprs(check.frame).select(check.message.alias(MESSAGE))
+    frame, message = check.diagnosis()
+    return with_reprs(frame).select(message.alias(MESSAGE))
 
 
 def _first_message(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
@@ -177,7 +211,8 @@ def _first_message(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
 
 def first_failed(checks: Sequence[Check]) -> Check:
     """One check made of several: the message of the first that fails, in their order."""
-    return Check(_first_message(merge_rules(checks)), nw.col(MESSAGE))
+    merged = merge_rules(checks)
+    return Check(None, None, later=lambda: (_first_message(merged), nw.col(MESSAGE)))
 
 
 def guarded(result: nw.LazyFrame[Any], checks: Sequence[Check]) -> nw.LazyFrame[Any]:
@@ -214,9 +249,8 @@ def _raise_now(checks: Sequence[Check]) -> None:
     for check in checks:
         if check.quick is not None and _proof(check, _read(check.quick)).collect().item():
             continue
-        assert check.frame is not None
-        assert check.message is not None
-        text = with_reprs(_read(check.frame)).select(check.message).collect().item()
+        frame, message = check.diagnosis()
+        text = with_reprs(_read(frame)).select(message).collect().item()
         if text is not None:
             raise InvalidValueError.of_check(text)
 

@@ -410,11 +410,14 @@ def _same_features(pairs: _Pairs, per_group: nw.LazyFrame[Any]) -> list[validate
 
 def _when_any(rows: nw.LazyFrame[Any], check: validate.Check) -> validate.Check:
     """``check``, reported only when ``rows`` is not empty."""
-    assert check.frame is not None
-    assert check.message is not None
-    present = rows.select(nw.len().cast(nw.Int64).alias("__fa_rows"))
-    frame = check.frame.join(present, how="cross")
-    return validate.Check(frame, nw.when(nw.col("__fa_rows") > 0).then(check.message))
+
+    def diagnose() -> validate.Diagnosis:
+        frame, message = check.diagnosis()
+        present = rows.select(nw.len().cast(nw.Int64).alias("__fa_rows"))
+        shown = nw.when(nw.col("__fa_rows") > 0).then(message)
+        return frame.join(present, how="cross"), shown
+
+    return validate.Check(None, None, later=diagnose)
 
 
 def _k_within(reference: nw.LazyFrame[Any], k: int) -> validate.Check:
