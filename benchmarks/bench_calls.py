@@ -1,0 +1,148 @@
+"""The fixed cost of a call: every ranking metric on a frame of 20 rows.
+
+    python benchmarks/bench_calls.py                          # this checkout
+    python benchmarks/bench_calls.py --against /tmp/before    # and another, in the same run
+
+On a small frame a call costs what frameaudit does around the engine: binding the roles,
+building the plan and its checks, and handing the result back. Each metric is called on an
+eager Polars frame of 5 rankings x 4 items (``ranking=`` the ranking, ``group=`` the group):
+the CPU time of one call, the best of 5 rounds of 100 calls after 20 warm-up calls, against a
+bare Polars ``group_by`` over the same rows (the engine's own floor). ``--against`` takes the
+path of another checkout of frameaudit (e.g. ``git worktree add --detach /tmp/before <commit>``)
+and measures it in a subprocess, alternating with this one, so that the two columns share the
+sitting. Results are printed and written to benchmarks/results/calls.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results" / "calls.md"
+METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
+ROLES: dict[str, dict[str, str]] = {
+    "expu": {"relevance": "relevance"},
+    "expru": {"relevance": "relevance", "ctr": "ctr"},
+    "erbr": {"relevance": "relevant"},
+    "iaa": {"relevance": "relevance"},
+}
+HERE = Path(__file__).resolve().parent.parent
+
+
+def cpu_ms(fn: Callable[[], Any], *, rounds: int = 5, calls: int = 100) -> float:
+    """CPU milliseconds of one call: the best of ``rounds`` rounds of ``calls`` calls."""
+    for _ in range(20):
+        fn()
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.process_time()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.process_time() - start) / calls * 1000)
+    return best
+
+
+def measure() -> dict[str, Any]:
+    """Per metric (and the bare pass), CPU ms a call, and where the frameaudit measured lives."""
+    # imported here: the subprocess chooses the checkout by its path
+    import polars as pl
+
+    import frameaudit as fa
+
+    frame = pl.DataFrame(
+        {
+            "ranking": [i // 4 for i in range(20)],
+            "rank": [i % 4 + 1 for i in range(20)],
+            "group": ["a", "b", "b", "a"] * 5,
+            "relevance": [0.1 * (i % 7) for i in range(20)],
+            "relevant": [i % 2 for i in range(20)],
+            "ctr": [0.05 * (i % 5) for i in range(20)],
+        }
+    )
+    times: dict[str, Any] = {"frameaudit": str(Path(fa.__file__).resolve())}
+    for metric in METRICS:
+        roles = {"ranking": "ranking", **ROLES.get(metric, {})}
+        if metric != "iaa":
+            roles["group"] = "group"
+        function = getattr(fa.fair, metric)
+        times[metric] = cpu_ms(lambda f=function, r=roles: f(frame, **r))  # type: ignore[misc]
+    exposure = (1.0 / (pl.col("rank") + 1.0).log(2)).sum()
+    times["bare group_by"] = cpu_ms(lambda: frame.group_by("ranking", "group").agg(exposure))
+    return times
+
+
+def measured_at(checkout: Path) -> dict[str, float]:
+    """:func:`measure` in a subprocess that imports frameaudit from ``checkout``."""
+    environment = {**os.environ, "PYTHONPATH": str(checkout)}
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+        "import json, bench_calls; print(json.dumps(bench_calls.measure()))"
+    )
+    # run in the checkout: ``python -c`` puts the working directory first on the path
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=environment,
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    imported = Path(found.pop("frameaudit"))
+    if not imported.is_relative_to(checkout.resolve()):
+        msg = f"measured the frameaudit at {imported}, not the one in {checkout}"
+        raise RuntimeError(msg)
+    times: dict[str, float] = found
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--against", type=Path, help="another checkout of frameaudit")
+    args = parser.parse_args()
+    runs = [HERE, *([args.against.resolve()] if args.against else [])]
+    # two passes, alternating the checkouts; each keeps its best
+    best: dict[Path, dict[str, float]] = {}
+    for _ in range(2):
+        for checkout in runs:
+            times = measured_at(checkout)
+            old = best.get(checkout, times)
+            best[checkout] = {k: min(v, old[k]) for k, v in times.items()}
+    mine = best[HERE]
+    header = "| metric | CPU ms a call |"
+    rule = "|---|---:|"
+    if args.against:
+        header += " other checkout (ms) | this / other |"
+        rule += "---:|---:|"
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_calls.py`"
+        f"{' --against ' + str(args.against) if args.against else ''} (best of 2 x 5 rounds of "
+        "100 calls).",
+        "",
+        "One call on an eager Polars frame of 20 rows (5 rankings x 4 items): what frameaudit "
+        "costs around the engine, against a bare Polars `group_by` over the same rows.",
+        "",
+        header,
+        rule,
+    ]
+    for metric, ms in mine.items():
+        line = f"| {metric} | {ms:.2f} |"
+        if args.against:
+            other = best[runs[1]][metric]
+            line += f" {other:.2f} | {ms / other:.2f} |"
+        lines.append(line)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
