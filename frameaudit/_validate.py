@@ -14,6 +14,7 @@ Two kinds of check:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -24,6 +25,7 @@ import narwhals.stable.v2 as nw
 from frameaudit._engine import (
     Check,
     Diagnosis,
+    Proof,
     Rule,
     is_bool,
     merge_rules,
@@ -37,6 +39,7 @@ from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 __all__ = [
     "Check",
     "Diagnosis",
+    "Proof",
     "Rule",
     "as_names",
     "binary",
@@ -183,8 +186,8 @@ def row_text(columns: Sequence[str]) -> nw.Expr:
     return nw.concat_str(*parts, separator=", ")
 
 
-def proven(check: Check, proof: nw.LazyFrame[Any], holds: nw.Expr) -> Check:
-    """A check of rules, with a cheaper ``quick`` proof: ``holds`` over the one-row ``proof``."""
+def proven(check: Check, proof: nw.LazyFrame[Any], holds: Proof) -> Check:
+    """A check of rules, with a cheaper ``quick`` proof: ``holds`` of the one-row ``proof``."""
     (merged,) = merge_rules([check])
     return replace(merged, quick=proof, holds=holds)
 
@@ -281,7 +284,12 @@ def unique_within(
         message = _counted(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
         return first_offender(counts, offenders, keys, "k"), message
 
-    return Check.proved_or_diagnosed(counts, nw.col("n") == 0, diagnose)
+    return Check.proved_or_diagnosed(counts, _none_counted, diagnose)
+
+
+def _none_counted(row: Mapping[str, Any]) -> bool:
+    """The proof of a check whose ``quick`` row counts its offenders in ``n``."""
+    return bool(row["n"] == 0)
 
 
 def _counted(
@@ -354,10 +362,11 @@ def distinct_within(
     """
     partition = list(partition)
     names = list(columns)
-    per_partition = repeats_within(frame, partition, names)
-    counts = per_partition.select(
-        *(nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in range(len(names)))
-    )
+
+    @functools.cache
+    def per_partition() -> nw.LazyFrame[Any]:
+        # one plan for the counts and the diagnostics, built only if one of them is needed
+        return repeats_within(frame, partition, names)
 
     def diagnose() -> Diagnosis:
         messages = []
@@ -365,18 +374,21 @@ def distinct_within(
             head = f"{columns[column]}={column!r}: values must be unique within each {within}; "
             found = f" {within}(s) repeat a value"
             messages.append(_counted(head, f"n{i}", found, example_text(partition, f"p{i}_")))
-        rows = _repeating_partitions(per_partition, partition, len(names))
+        rows = _repeating_partitions(per_partition(), partition, len(names))
         return rows, nw.coalesce(*messages)
 
     in_plan = [i for i, c in enumerate(names) if c not in screen]
-    proofs = [nw.col(f"n{i}") == 0 for i in in_plan]
-    parts_ = [counts.select(*(f"n{i}" for i in in_plan))] if in_plan else []
+    counts = (nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in in_plan)
+    parts_ = [per_partition().select(*counts)] if in_plan else []
     screened = {c: i for i, c in enumerate(names) if c in screen}
     if screened:
         parts_.append(sorted_screen(frame, partition, screened))
-        proofs += [nw.col(f"sorted{i}") for i in screened.values()]
     proof = parts_[0] if len(parts_) == 1 else parts_[0].join(parts_[1], how="cross")
-    holds = nw.all_horizontal(*proofs, ignore_nulls=False)
+
+    def holds(row: Mapping[str, Any]) -> bool:
+        unrepeated = all(row[f"n{i}"] == 0 for i in in_plan)
+        return unrepeated and all(row[f"sorted{i}"] for i in screened.values())
+
     return Check.proved_or_diagnosed(proof, holds, diagnose)
 
 
@@ -422,9 +434,11 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
         nw.col(c).sum().cast(nw.Float64).is_finite().alias(f"sum_{i}") for i, c in enumerate(names)
     ]
     screen = frame.select(*nulls, *sums)
-    holds = [(nw.col(f"nulls_{i}") == 0) & nw.col(f"sum_{i}") for i in range(len(names))]
-    proof = nw.all_horizontal(*holds, ignore_nulls=False)
-    return Check.proved_or_diagnosed(screen, proof, diagnose)
+
+    def holds(row: Mapping[str, Any]) -> bool:
+        return all(row[f"nulls_{i}"] == 0 and row[f"sum_{i}"] for i in range(len(names)))
+
+    return Check.proved_or_diagnosed(screen, holds, diagnose)
 
 
 def values_present(
@@ -514,7 +528,7 @@ def constant_within(
         message = _counted(head, "n", f" {within}(s) with several", example_text(partition, "k"))
         return first_offender(counts, offenders, partition, "k"), message
 
-    return Check.proved_or_diagnosed(counts, nw.col("n") == 0, diagnose)
+    return Check.proved_or_diagnosed(counts, _none_counted, diagnose)
 
 
 def unit_weights(

@@ -24,7 +24,7 @@ The imports go one way: this package uses :mod:`frameaudit._expr`,
 from __future__ import annotations
 
 from frameaudit._engine import text
-from frameaudit._engine.checks import Check, Diagnosis, Rule, first_failed, merge_rules
+from frameaudit._engine.checks import Check, Diagnosis, Proof, Rule, first_failed, merge_rules
 from frameaudit._engine.convert import (
     Kind,
     PolarsExpr,
@@ -87,6 +87,7 @@ __all__ = [
     "Diagnosis",
     "Kind",
     "PolarsExpr",
+    "Proof",
     "Resampling",
     "Rule",
     "Source",

@@ -24,7 +24,7 @@ one pass over the data instead of one query each.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,12 +46,17 @@ __all__ = [
 ]
 
 MESSAGE = "__fa_message"
-_OK = "ok"
 _DIAG_KEY = "__fa_diag_key"
 _PRESENT = "__fa_present"
 
 Diagnosis = tuple[nw.LazyFrame[Any], nw.Expr]
 """A check's one-row diagnostics frame and its message, a string expression over that row."""
+Proof = Callable[[Mapping[str, Any]], bool]
+"""Whether a check's computed ``quick`` row (column name → value) proves that it holds.
+
+A null value proves nothing. A plain function of the row, not an expression: it is read
+once, on one row, and building an expression for it cost more than computing the row.
+"""
 
 
 @dataclass(frozen=True)
@@ -60,10 +65,11 @@ class Check:
 
     ``message`` is a string expression over ``frame`` (with the texts of
     :func:`~frameaudit._engine.text.with_reprs`): the error text, null when the check holds.
-    ``quick``, when given, is a cheaper one-row frame over which ``holds`` is true only if the
-    check holds; Polars computes that proof with every result instead of ``frame``. Such a
-    check may leave ``frame`` and ``message`` to ``later``, which builds them only when they
-    are needed (:meth:`proved_or_diagnosed`): on Polars, after the proof fails.
+    ``quick``, when given, is a cheaper one-row frame whose row ``holds`` (a :data:`Proof`)
+    accepts only if the check holds; Polars computes that row with every result instead of
+    ``frame``. Such a check may leave ``frame`` and ``message`` to ``later``, which builds
+    them only when they are needed (:meth:`proved_or_diagnosed`): on Polars, after the proof
+    fails.
 
     Row-level checks instead carry ``rules`` on a ``base`` frame (:meth:`of_rules`);
     :func:`merge_rules` turns all the rules on one frame into a single check before they run.
@@ -72,14 +78,14 @@ class Check:
     frame: nw.LazyFrame[Any] | None
     message: nw.Expr | None
     quick: nw.LazyFrame[Any] | None = None
-    holds: nw.Expr | None = None
+    holds: Proof | None = None
     base: nw.LazyFrame[Any] | None = None
     rules: tuple[Rule, ...] = ()
     later: Callable[[], Diagnosis] | None = None
 
     @classmethod
     def proved_or_diagnosed(
-        cls, quick: nw.LazyFrame[Any], holds: nw.Expr, diagnose: Callable[[], Diagnosis]
+        cls, quick: nw.LazyFrame[Any], holds: Proof, diagnose: Callable[[], Diagnosis]
     ) -> Check:
         """A check proved by ``holds`` over ``quick``; ``diagnose()`` builds its diagnostics.
 
@@ -159,14 +165,22 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
     ]
     fails = [nw.col(f"n{i}") == 0 if r.absent else nw.col(f"n{i}") > 0 for i, r in enumerate(rules)]
     quick = [nw.len().cast(nw.Int64).alias("rows")]
-    holds: list[nw.Expr] = []
-    for i, rule in enumerate(rules):
-        if rule.screen is not None:
-            quick.append(rule.screen.alias(f"n{i}"))
-            holds.append(nw.col(f"n{i}"))
-        else:
-            quick.append(counts[i].alias(f"n{i}"))
-            holds.append(~fails[i])
+    quick += [
+        (counts[i] if rule.screen is None else rule.screen).alias(f"n{i}")
+        for i, rule in enumerate(rules)
+    ]
+
+    def holds(row: Mapping[str, Any]) -> bool:
+        for i, rule in enumerate(rules):
+            value = row[f"n{i}"]
+            if rule.screen is not None:
+                proved = bool(value)
+            else:
+                proved = value is not None and (value > 0 if rule.absent else value == 0)
+            if not proved:
+                return False
+        return True
+
     proof = (base.with_columns(*flags.values()) if flags else base).select(*quick)
 
     def diagnose() -> Diagnosis:
@@ -188,8 +202,7 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
             rows = rows.join(context, how="cross")
         return rows, nw.coalesce(*messages)
 
-    ok = nw.all_horizontal(*holds, ignore_nulls=False)
-    return Check.proved_or_diagnosed(proof, ok, diagnose)
+    return Check.proved_or_diagnosed(proof, holds, diagnose)
 
 
 def message_frame(check: Check) -> nw.LazyFrame[Any]:
@@ -247,8 +260,10 @@ def _raise_now(checks: Sequence[Check]) -> None:
     (Dask cannot compute expressions over an aggregated frame).
     """
     for check in checks:
-        if check.quick is not None and _proof(check, _read(check.quick)).collect().item():
-            continue
+        if check.quick is not None:
+            (row,) = _read(check.quick).collect().rows(named=True)
+            if _proves(check, row):
+                continue
         frame, message = check.diagnosis()
         text = with_reprs(_read(frame)).select(message).collect().item()
         if text is not None:
@@ -260,10 +275,10 @@ def _read(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     return frame.collect(backend="polars").lazy()
 
 
-def _proof(check: Check, quick: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """One row, one column (``ok``): whether ``quick`` (the check's) proves that it holds."""
+def _proves(check: Check, row: Mapping[str, Any]) -> bool:
+    """Whether the check's computed ``quick`` ``row`` proves that it holds."""
     assert check.holds is not None
-    return quick.select(check.holds.fill_null(value=False).alias(_OK))
+    return check.holds(row)
 
 
 def _duckdb_guard(relation: Any, columns: Sequence[str]) -> Any:
@@ -300,29 +315,26 @@ _RAISING: dict[nw.Implementation, Callable[[Any, Sequence[str]], Any]] = {
 }
 
 
-def _column(index: int) -> str:
-    return f"__fa_c{index}"
+def _prefix(index: int) -> str:
+    return f"__fa_c{index}_"
 
 
 def diagnostics(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
-    """One row: per check its ``quick`` proof, or else its message, side by side.
+    """One row: per check its ``quick`` row, or else its message, side by side.
 
-    On Polars built natively: the checks are part of every call, and a native plan costs a
-    fraction of the narwhals one.
+    The columns of check i are prefixed by :func:`_prefix`. On Polars built natively: the
+    checks are part of every call, and a native plan costs a fraction of the narwhals one.
     """
-    frames: list[nw.LazyFrame[Any]] = []
-    for i, check in enumerate(checks):
-        if check.quick is not None:
-            frames.append(_proof(check, check.quick).select(nw.col(_OK).alias(_column(i))))
-        else:
-            frames.append(message_frame(check).select(nw.col(MESSAGE).alias(_column(i))))
+    frames = [check.quick if check.quick is not None else message_frame(check) for check in checks]
     if all(f.implementation is nw.Implementation.POLARS for f in frames):
-        side_by_side: nw.LazyFrame[Any] = nw.from_native(
-            pl.concat([f.to_native() for f in frames], how="horizontal")
-        )
+        natives = [
+            f.to_native().select(pl.all().name.prefix(_prefix(i))) for i, f in enumerate(frames)
+        ]
+        side_by_side: nw.LazyFrame[Any] = nw.from_native(pl.concat(natives, how="horizontal"))
         return side_by_side
-    combined = frames[0]
-    for frame in frames[1:]:
+    renamed = [f.select(nw.all().name.prefix(_prefix(i))) for i, f in enumerate(frames)]
+    combined = renamed[0]
+    for frame in renamed[1:]:
         combined = combined.join(frame, how="cross")
     return combined
 
@@ -333,11 +345,14 @@ def raise_first(checks: Sequence[Check], row: dict[str, Any]) -> None:
     A failed ``quick`` proof computes that check's diagnostics (a second query, only then).
     """
     for i, check in enumerate(checks):
-        value = row[_column(i)]
+        prefix = _prefix(i)
         if check.quick is not None:
-            if value:
+            own = {k.removeprefix(prefix): v for k, v in row.items() if k.startswith(prefix)}
+            if _proves(check, own):
                 continue
             value = message_frame(check).collect().item()
+        else:
+            value = row[prefix + MESSAGE]
         if value is not None:
             raise InvalidValueError.of_check(value)
 

@@ -151,7 +151,10 @@ def _one_prediction_in_order(
     """
     per_query = frame.group_by(keys).agg(*_ranges(predicted))
     proof = agreement_screen(frame, keys, predicted)
-    holds = nw.col("ordered") & (nw.col("changed") == 0)
+
+    def holds(row: Mapping[str, Any]) -> bool:
+        return bool(row["ordered"]) and row["changed"] == 0
+
     return validate.proven(_one_prediction(per_query, query, predicted), proof, holds)
 
 

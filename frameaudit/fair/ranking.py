@@ -1103,15 +1103,16 @@ def arp(
         bootstrap=_bootstrap(ci, n_boot, seed),
         per_group=combo is None,
     )
-    exact = _arp_per_ranking(prep, _with_order(prep, "arp"), nw.col(_ORDER))
-    # positions 1..n_r in every ranking are the orders themselves: no window (proved from
-    # the same aggregation; the window only when the proof fails)
-    fast = _arp_per_ranking(prep, prep.frame, nw.col(rank))
-    contiguous = (over(nw.col("__fa_lo").min(), prep.rankings) == 1) & (
-        over(nw.col("__fa_hi").max(), prep.rankings) == nw.col(_RANKINGS)
-    )
-    proof = fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min())
-    per_ranking = proven_or_exact(fast, proof, exact, in_memory=prep.source.in_memory)
+    per_ranking = _arp_per_ranking(prep, _with_order(prep, "arp"), nw.col(_ORDER))
+    if provable(prep.frame, in_memory=prep.source.in_memory):
+        # positions 1..n_r in every ranking are the orders themselves: no window (proved
+        # from the same aggregation; the window only when the proof fails)
+        fast = _arp_per_ranking(prep, prep.frame, nw.col(rank))
+        contiguous = (over(nw.col("__fa_lo").min(), prep.rankings) == 1) & (
+            over(nw.col("__fa_hi").max(), prep.rankings) == nw.col(_RANKINGS)
+        )
+        proof = fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min())
+        per_ranking = proven_or_exact(fast, proof, per_ranking, in_memory=prep.source.in_memory)
     sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
     if combo is None:
         sums = _with_sizes(prep, sums)
