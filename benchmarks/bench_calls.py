@@ -103,6 +103,17 @@ def measured_at(checkout: Path) -> dict[str, float]:
     return times
 
 
+def commit_of(checkout: Path) -> str:
+    """The short hash of the commit checked out at ``checkout``."""
+    done = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--against", type=Path, help="another checkout of frameaudit")
@@ -118,13 +129,15 @@ def main() -> None:
     mine = best[HERE]
     header = "| metric | CPU ms a call |"
     rule = "|---|---:|"
+    against = ""
     if args.against:
-        header += " other checkout (ms) | this / other |"
+        commit = commit_of(runs[1])
+        header += f" at {commit} (ms) | this / {commit} |"
         rule += "---:|---:|"
+        against = f" --against <a checkout of {commit}>"
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_calls.py`"
-        f"{' --against ' + str(args.against) if args.against else ''} (best of 2 x 5 rounds of "
-        "100 calls).",
+        f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_calls.py"
+        f"{against}` (best of 2 x 5 rounds of 100 calls).",
         "",
         "One call on an eager Polars frame of 20 rows (5 rankings x 4 items): what frameaudit "
         "costs around the engine, against a bare Polars `group_by` over the same rows.",
