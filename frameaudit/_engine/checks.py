@@ -163,7 +163,6 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
         (nw.col(f"__fa_flag{i}").sum() if rule.count is None else rule.count).cast(nw.Int64)
         for i, rule in enumerate(rules)
     ]
-    fails = [nw.col(f"n{i}") == 0 if r.absent else nw.col(f"n{i}") > 0 for i, r in enumerate(rules)]
     quick = [nw.len().cast(nw.Int64).alias("rows")]
     quick += [
         (counts[i] if rule.screen is None else rule.screen).alias(f"n{i}")
@@ -184,6 +183,8 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
     proof = (base.with_columns(*flags.values()) if flags else base).select(*quick)
 
     def diagnose() -> Diagnosis:
+        n = [nw.col(f"n{i}") for i in range(len(rules))]
+        fails = [n[i] == 0 if rule.absent else n[i] > 0 for i, rule in enumerate(rules)]
         full = [nw.len().cast(nw.Int64).alias("rows")]
         examples: list[nw.Expr] = []
         messages: list[nw.Expr] = []
@@ -194,7 +195,7 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
                 full.append(nw.col(f"__fa_ex{i}").min().alias(f"e{i}"))
             else:
                 full.append(nw.lit(None, nw.String).alias(f"e{i}"))
-            messages.append(nw.when(fails[i]).then(rule.message(nw.col(f"n{i}"), f"e{i}")))
+            messages.append(nw.when(fails[i]).then(rule.message(n[i], f"e{i}")))
         columns = [*flags.values(), *examples]
         rows = (base.with_columns(*columns) if columns else base).select(*full)
         contexts = {id(r.context): r.context for r in rules if r.context is not None}
