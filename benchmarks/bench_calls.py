@@ -26,13 +26,6 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).parent / "results" / "calls.md"
-METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
-ROLES: dict[str, dict[str, str]] = {
-    "expu": {"relevance": "relevance"},
-    "expru": {"relevance": "relevance", "ctr": "ctr"},
-    "erbr": {"relevance": "relevant"},
-    "iaa": {"relevance": "relevance"},
-}
 HERE = Path(__file__).resolve().parent.parent
 
 
@@ -53,6 +46,7 @@ def measure() -> dict[str, Any]:
     """Per metric (and the bare pass), CPU ms a call, and where the frameaudit measured lives."""
     # imported here: the subprocess chooses the checkout by its path
     import polars as pl
+    from bench_ranking import METRICS, roles_of
 
     import frameaudit as fa
 
@@ -68,10 +62,7 @@ def measure() -> dict[str, Any]:
     )
     times: dict[str, Any] = {"frameaudit": str(Path(fa.__file__).resolve())}
     for metric in METRICS:
-        roles = {"ranking": "ranking", **ROLES.get(metric, {})}
-        if metric != "iaa":
-            roles["group"] = "group"
-        function = getattr(fa.fair, metric)
+        function, roles = getattr(fa.fair, metric), roles_of(metric)
         times[metric] = cpu_ms(lambda f=function, r=roles: f(frame, **r))  # type: ignore[misc]
     exposure = (1.0 / (pl.col("rank") + 1.0).log(2)).sum()
     times["bare group_by"] = cpu_ms(lambda: frame.group_by("ranking", "group").agg(exposure))

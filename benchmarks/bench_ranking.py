@@ -33,6 +33,19 @@ from frameaudit.datasets import biased_rankings
 
 RESULTS = Path(__file__).parent / "results" / "ranking.md"
 METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
+VALUES: dict[str, dict[str, str]] = {
+    "expu": {"relevance": "relevance"},
+    "expru": {"relevance": "relevance", "ctr": "ctr"},
+    "erbr": {"relevance": "relevant"},
+    "iaa": {"relevance": "relevance"},
+}
+"""The value columns each metric reads, beyond the ranking and the group (as ``tidy_data``)."""
+
+
+def roles_of(metric: str) -> dict[str, str]:
+    """The roles of a call of ``metric`` by ranking and group (IAA has no group)."""
+    groups = {} if metric == "iaa" else {"group": "group"}
+    return {"ranking": "ranking", **groups, **VALUES.get(metric, {})}
 
 
 def best_of(fn: Callable[[], Any], repeats: int) -> float:

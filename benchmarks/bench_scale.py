@@ -5,7 +5,7 @@
 
 The rankings are written in files of 100,000 rankings under /tmp (never held in memory at
 once; the same files as the Spark benchmark, ``bench_spark.write_rankings``). Every ranking
-metric (``ranking=`` the ranking, ``group=`` the group, the roles of ``ROLES``) runs on Polars
+metric (``ranking=`` the ranking, ``group=`` the group, the roles of ``bench_ranking.roles_of``) runs on Polars
 streaming: the files scanned with ``pl.scan_parquet``, the lazy call collected with
 ``engine="streaming"``; EXP and NDKL also run on DuckDB with a memory limit and a spill
 directory on disk. NDKL runs on Polars once more on its columns shuffled (the rows held in
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
-from bench_spark import DATA, METRICS, ROLES, write_rankings
+from bench_ranking import METRICS, roles_of
+from bench_spark import DATA, write_rankings
 
 RESULTS = Path(__file__).parent / "results" / "scale.md"
 GIB = 2**30
@@ -102,9 +103,7 @@ UNSORTED = "ndkl, rows shuffled"
 
 def metric_call(metric: str) -> str:
     """The lazy call of ``metric`` on ``lf``, as source text."""
-    roles = {"ranking": "ranking", **({} if metric == "iaa" else {"group": "group"})}
-    roles |= ROLES.get(metric, {})
-    arguments = ", ".join(f"{k}={v!r}" for k, v in roles.items())
+    arguments = ", ".join(f"{k}={v!r}" for k, v in roles_of(metric).items())
     return f"fa.fair.{metric}(lf, rank='rank', {arguments})"
 
 

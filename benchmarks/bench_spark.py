@@ -7,7 +7,7 @@
 The rankings are written once to Parquet under /tmp and read with ``spark.read.parquet`` in a
 local[2] session (Spark's default settings otherwise: adaptive query execution on). Each
 metric is called on the DataFrame (``ranking=`` the ranking, ``group=`` the group, the roles
-of ``ROLES``) and its result is run to Spark's ``noop`` sink, which computes every row and
+of ``bench_ranking.roles_of``) and its result is run to Spark's ``noop`` sink, which computes every row and
 writes none: the time of the call (which starts no job) and of the run are measured apart.
 The reference, in the same session and run: the bare query summing 1/log2(rank+1) by
 ranking and group, to the same sink. Targets: EXP within 3x and NDKL within 6x of the bare
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from bench_ranking import best_of  # the same timing as the ranking benchmark
+from bench_ranking import METRICS, best_of, roles_of  # the ranking benchmark's timing, roles
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
@@ -32,13 +32,6 @@ from frameaudit.datasets import biased_rankings
 
 RESULTS = Path(__file__).parent / "results" / "spark.md"
 DATA = Path("/tmp/frameaudit_spark")
-METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
-ROLES: dict[str, dict[str, str]] = {
-    "expu": {"relevance": "relevance"},
-    "expru": {"relevance": "relevance", "ctr": "ctr"},
-    "erbr": {"relevance": "relevant"},
-    "iaa": {"relevance": "relevance"},
-}
 TARGETS = {"exp": 3.0, "ndkl": 6.0}
 
 
@@ -104,9 +97,7 @@ def main() -> None:
         "|---|---:|---:|---:|---:|",
     ]
     for metric in args.metrics:
-        roles = {"ranking": "ranking", **ROLES.get(metric, {})}
-        if metric != "iaa":
-            roles["group"] = "group"
+        roles = roles_of(metric)
         function = getattr(fa.fair, metric)
         call = best_of(lambda f=function, r=roles: f(log, **r), repeats)  # type: ignore[misc]
         result = function(log, **roles)

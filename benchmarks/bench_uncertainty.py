@@ -25,20 +25,13 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import numpy as np
 import polars as pl
-from bench_ranking import best_of  # the same timing as the ranking benchmark
+from bench_ranking import METRICS, best_of, roles_of  # the ranking benchmark's timing, roles
 
 import frameaudit as fa
 from frameaudit._engine.resample import with_poisson_counts
 from frameaudit.datasets import biased_rankings
 
 RESULTS = Path(__file__).parent / "results" / "uncertainty.md"
-METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
-EXTRA: dict[str, dict[str, str]] = {
-    "expu": {"relevance": "relevance"},
-    "expru": {"relevance": "relevance", "ctr": "ctr"},
-    "erbr": {"relevance": "relevant"},
-    "iaa": {"relevance": "relevance"},
-}
 
 
 def rankings(num_rankings: int, num_items: int) -> pl.DataFrame:
@@ -53,10 +46,7 @@ def rankings(num_rankings: int, num_items: int) -> pl.DataFrame:
 
 
 def call(metric: str, log: pl.DataFrame, **kwargs: Any) -> pl.DataFrame:
-    roles: dict[str, Any] = {"ranking": "ranking", **EXTRA.get(metric, {})}
-    if metric != "iaa":
-        roles["group"] = "group"
-    return getattr(fa.fair, metric)(log, **roles, **kwargs)
+    return getattr(fa.fair, metric)(log, **roles_of(metric), **kwargs)
 
 
 def resampled_loop(log: pl.DataFrame, calls: int) -> float:
