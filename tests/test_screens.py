@@ -254,13 +254,13 @@ def test_ndkl_on_a_sorted_scan_takes_the_one_pass_plan(
     may give the right value.
     """
 
-    right_sum_before = ranking.sum_before
+    right_sums_along = ranking.sums_along
 
-    def wrong_sum_before(frame: Any, term: str, *args: Any, **kwargs: Any) -> Any:
-        right = right_sum_before(frame, term, *args, **kwargs)
-        return right.with_columns(nw.col(f"{term}_before") + 1.0)
+    def wrong_sums_along(*args: Any, running: str, **kwargs: Any) -> Any:
+        rows, totals = right_sums_along(*args, running=running, **kwargs)
+        return rows.with_columns(nw.col(f"{running}_before") + 1.0), totals
 
-    monkeypatch.setattr(ranking, "sum_before", wrong_sum_before)
+    monkeypatch.setattr(ranking, "sums_along", wrong_sums_along)
     log = fa.datasets.biased_rankings([0.3, 0.7], 10, phi=0.5, num_rankings=20, seed=0)
     expected = _ndkl_reference(log)
     if order == "shuffled":

@@ -51,7 +51,7 @@ from frameaudit._engine.plans import (
     count_distinct,
     order_within,
     repeats_within,
-    sum_before,
+    sums_along,
 )
 from frameaudit._engine.resample import (
     MAX_SEED,
@@ -117,7 +117,7 @@ __all__ = [
     "runs_along",
     "schema_names",
     "sorted_screen",
-    "sum_before",
+    "sums_along",
     "text",
     "to_engine",
 ]

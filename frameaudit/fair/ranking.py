@@ -59,7 +59,7 @@ from frameaudit._engine import (
     resampling,
     runs_along,
     sorted_screen,
-    sum_before,
+    sums_along,
     text,
 )
 from frameaudit._expr import (
@@ -1184,8 +1184,9 @@ def ndkl(
     of its group (both the rank of the position within their partition). With
     a_j = Δ(c ln c)_j − ln D_{g_j} and H(i) = Σ_{i'≤i} w_i'/i',
     Σ_i w_i KL(P_i‖D) = Σ_j a_j (H(n) − H(j−1)) − Σ_i w_i ln i, so each ranking needs only
-    per-group sums and one running sum along the ranking, H(j−1) (H(n), Σ w_i and
-    Σ w_i ln i are sums over its rows, whose orders are 1..n); no O(n·G) state at all.
+    per-group sums and H(j−1); H(n), Σ w_i and Σ w_i ln i depend on its length n alone (its
+    orders are 1..n). A table over the distinct orders gives all four (on Spark, a running
+    sum along the ranking and sums over its rows); no O(n·G) state at all.
     FairRankTune adds ε = 1e-7 to both distributions and accepts one ranking only.
 
     Examples
@@ -1211,11 +1212,13 @@ def ndkl(
     i = nw.col(_ORDER).cast(nw.Float64)
     w = discount(nw.col(_ORDER))
     # along a ranking, by its rows' orders i: the terms w_i / i of H, and w_i and w_i ln i
-    term = (w / i).alias("__fa_term")
-    weights = [w.alias("__fa_w"), (w * i.log()).alias("__fa_wl")]
+    order_terms = {"__fa_term": w / i, "__fa_w": w, "__fa_wl": w * i.log()}
     count = order_within(prep.frame, rank, [*prep.rankings, *prep.groups])
-    rows = _with_order(prep, "ndkl").with_columns(count.alias("__fa_c"), term, *weights)
-    exact = _ndkl_sums(prep, sum_before(rows, "__fa_term", prep.rankings, order=_ORDER, rank=rank))
+    rows = _with_order(prep, "ndkl").with_columns(count.alias("__fa_c"))
+    along, totals = sums_along(
+        rows, order_terms, prep.rankings, order=_ORDER, rank=rank, running="__fa_term"
+    )
+    exact = _ndkl_sums(prep, along, totals)
     per_ranking = exact
     if provable(prep.frame, in_memory=prep.source.in_memory):
         # positions 1..n in every ranking, sorted: the positions are the orders, and one pass
@@ -1225,15 +1228,16 @@ def ndkl(
         columns = [*prep.rankings, *prep.groups, *([prep.weight] if prep.weight else [])]
         ordered = prep.frame.select(*columns, nw.col(rank).cast(nw.Int64).alias(_ORDER))
         runs = runs_along(
-            ordered.with_columns(term),
+            ordered.with_columns(order_terms["__fa_term"].alias("__fa_term")),
             prep.rankings,
             _ORDER,
             counts={"__fa_c": prep.groups},
             sums={"__fa_term": "__fa_term_before"},
-        ).with_columns(*weights)
+        ).with_columns(*(order_terms[name].alias(name) for name in ("__fa_w", "__fa_wl")))
         fast = _ndkl_sums(
             prep,
             runs,
+            None,
             [
                 nw.col(_ORDER).min().alias("__fa_lo"),
                 nw.col(_ORDER).max().alias("__fa_hi"),
@@ -1271,15 +1275,20 @@ def ndkl(
 def _ndkl_sums(
     prep: _Prepared,
     rows: nw.LazyFrame[Any],
+    totals: nw.LazyFrame[Any] | None,
     per_group: Sequence[nw.Expr] = (),
     per_ranking: Sequence[nw.Expr] = (),
 ) -> nw.LazyFrame[Any]:
     """Per ranking, NDKL's sums (notes of :func:`ndkl`), and further aggregations.
 
-    ``rows`` carry each row's running count of its group ``__fa_c``, the terms along the
-    ranking and their sum before the row, ``__fa_term_before``. ``per_group`` aggregates the
-    rows of a (ranking, group) further, ``per_ranking`` those aggregates by ranking.
+    ``rows`` carry each row's running count of its group ``__fa_c`` and the sum of the terms
+    w_i / i before the row, ``__fa_term_before``. A ranking's totals of the terms (H(n), Σ w_i
+    and Σ w_i ln i) come from the ``totals`` table of :func:`~frameaudit._engine.sums_along`
+    at its length n, or, without it, from the rows' own term columns. ``per_group``
+    aggregates the rows of a (ranking, group) further, ``per_ranking`` those aggregates by
+    ranking.
     """
+    parts = ("term", "w", "wl") if totals is None else ()
     c = nw.col("__fa_c").cast(nw.Float64)
     rows = rows.with_columns(
         # the step of Σ_g c ln c when this row's group count goes from c − 1 to c
@@ -1296,7 +1305,7 @@ def _ndkl_sums(
             nw.len().alias("__fa_ngr"),
             nw.col("__fa_ds_h").sum(),
             nw.col("__fa_term_before").sum(),
-            *(nw.col(f"__fa_{part}").sum() for part in ("term", "w", "wl")),
+            *(nw.col(f"__fa_{part}").sum() for part in parts),
             *weight,
             *per_group,
         )
@@ -1314,7 +1323,9 @@ def _ndkl_sums(
             (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd")
         )
     lnd = nw.col("__fa_lnd")
-    return aggregate(
+    # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i
+    names = {"__fa_term": "__fa_h", "__fa_w": "__fa_z", "__fa_wl": "__fa_l"}
+    sums = aggregate(
         groups.with_columns(
             (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
             (nw.col("__fa_ds_h") - lnd * nw.col("__fa_term_before")).alias("__fa_b"),
@@ -1323,13 +1334,16 @@ def _ndkl_sums(
         nw.col("__fa_a").sum(),
         nw.col("__fa_b").sum(),
         nw.col(_RANKINGS).max(),
-        # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i
-        nw.col("__fa_term").sum().alias("__fa_h"),
-        nw.col("__fa_w").sum().alias("__fa_z"),
-        nw.col("__fa_wl").sum().alias("__fa_l"),
+        *(nw.col(term).sum().alias(total) for term, total in names.items() if totals is None),
         *weight,
         *per_ranking,
     )
+    if totals is None:
+        return sums
+    at_length = totals.select(
+        nw.col(_ORDER).alias(_RANKINGS), *(nw.col(term).alias(t) for term, t in names.items())
+    )
+    return sums.join(at_length, on=_RANKINGS, how="left")
 
 
 @constraints(**UNCERTAINTY)
