@@ -13,7 +13,15 @@ import pytest
 from reference.ranking import ndkl_one
 
 import frameaudit as fa
-from frameaudit._engine import PROVED, RUN, order_marks, proven_or_exact, runs_along, sorted_screen
+from frameaudit._engine import (
+    PROVED,
+    RUN,
+    FastPlan,
+    order_marks,
+    proven_or_exact,
+    runs_along,
+    sorted_screen,
+)
 from frameaudit._expr import WHOLE
 from frameaudit.fair import ranking
 
@@ -84,13 +92,22 @@ def test_proven_or_exact_takes_the_exact_plan_unless_proved(proved: bool | None)
     fast = nw.from_native(pl.LazyFrame({"g": ["a", "b"], "v": [1.0, 2.0]}))
     exact = nw.from_native(pl.LazyFrame({"g": ["a"], "v": [9.0]}))
     proof = nw.from_native(pl.LazyFrame({PROVED: [proved]}, schema={PROVED: pl.Boolean}))
-    result = proven_or_exact(fast, proof, exact, in_memory=False).collect().to_native()
+    built: list[FastPlan] = []
+
+    def build() -> FastPlan:
+        built.append(FastPlan(fast, proof))
+        return built[-1]
+
+    result = proven_or_exact(exact, build, in_memory=False).collect().to_native()
     assert result.to_dict(as_series=False) == (
         {"g": ["a", "b"], "v": [1.0, 2.0]} if proved else {"g": ["a"], "v": [9.0]}
     )
-    # in-memory data: no choice made inside the plan (no Python on Polars' pool), the exact plan
-    in_memory = proven_or_exact(fast, proof, exact, in_memory=True).collect().to_native()
+    assert len(built) == 1
+    # in-memory data: no choice made inside the plan (no Python on Polars' pool), the exact
+    # plan, and the fast one is not even built
+    in_memory = proven_or_exact(exact, build, in_memory=True).collect().to_native()
     assert in_memory.to_dict(as_series=False) == {"g": ["a"], "v": [9.0]}
+    assert len(built) == 1
 
 
 @pytest.mark.parametrize("likely", [True, False, None])
@@ -102,14 +119,14 @@ def test_proven_or_exact_tries_the_fast_plan_only_where_likely(
     proof = nw.from_native(pl.LazyFrame({PROVED: [proved]}))
     gate = nw.from_native(pl.LazyFrame({PROVED: [likely]}, schema={PROVED: pl.Boolean}))
     fast = nw.from_native(pl.LazyFrame({"v": [1]}))
-    result = proven_or_exact(fast, proof, exact, in_memory=False, likely=gate)
+    result = proven_or_exact(exact, lambda: FastPlan(fast, proof, gate), in_memory=False)
     expected = 1 if likely and proved else 9
     assert result.collect().to_native()["v"].to_list() == [expected]
     # where unlikely, the fast plan is not computed at all: one that fails is never run
     failing = nw.from_native(
         pl.LazyFrame({"v": [300]}).select(pl.col("v").cast(pl.Int8).cast(pl.Int64))
     )
-    unlikely = proven_or_exact(failing, proof, exact, in_memory=False, likely=gate)
+    unlikely = proven_or_exact(exact, lambda: FastPlan(failing, proof, gate), in_memory=False)
     if likely:
         with pytest.raises(nw.exceptions.InvalidOperationError, match="conversion from"):
             unlikely.collect()
@@ -121,7 +138,8 @@ def test_proven_fast_plan_may_be_empty() -> None:
     fast = nw.from_native(pl.LazyFrame({"v": []}, schema={"v": pl.Float64}))
     exact = nw.from_native(pl.LazyFrame({"v": [9.0]}))
     proof = nw.from_native(pl.LazyFrame({PROVED: [True]}))
-    assert proven_or_exact(fast, proof, exact, in_memory=False).collect().to_native().height == 0
+    chosen = proven_or_exact(exact, lambda: FastPlan(fast, proof), in_memory=False)
+    assert chosen.collect().to_native().height == 0
 
 
 # positions 1..n in every ranking (the orders, no window), and the same orders otherwise

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -30,9 +31,9 @@ from frameaudit._expr import hashed_keys
 __all__ = [
     "PROVED",
     "RUN",
+    "FastPlan",
     "agreement_screen",
     "order_marks",
-    "provable",
     "proven_or_exact",
     "runs_along",
     "sorted_screen",
@@ -151,13 +152,13 @@ def runs_along(
     0. The values of a partition are right when its ``RUN`` is its number of rows, a proof
     for :func:`proven_or_exact`.
 
-    Only for a Polars frame (:func:`provable`). One aggregation per run, flagged as arriving
-    sorted, so that the streaming engine holds one partition at a time, its lists exploded
-    back to rows: NDKL on 10^8 rows peaked at 7.6 GiB with the ordered windows of
-    ``order_within``, which hold the whole frame. Give it only the columns needed after: each
-    becomes a list per partition, and a column that compares a row with its predecessor in
-    the frame (the marks of :func:`order_marks`) made the engine hold the frame (2.7 GiB
-    against 0.6 without; the comparison within a run holds nothing). A frame without
+    Only for a lazy Polars frame (where :func:`proven_or_exact` chooses). One aggregation per
+    run, flagged as arriving sorted, so that the streaming engine holds one partition at a time,
+    its lists exploded back to rows: NDKL on 10^8 rows peaked at 7.6 GiB with the ordered
+    windows of ``order_within``, which hold the whole frame. Give it only the columns needed
+    after: each becomes a list per partition, and a column that compares a row with its
+    predecessor in the frame (the marks of :func:`order_marks`) made the engine hold the frame
+    (2.7 GiB against 0.6 without; the comparison within a run holds nothing). A frame without
     partition keys is one partition, computed as a whole.
     """
     native: pl.LazyFrame = frame.to_native()
@@ -185,48 +186,57 @@ def runs_along(
     return nw.from_native(lists.select(*names, *added, RUN))
 
 
-def provable(frame: nw.LazyFrame[Any], *, in_memory: bool) -> bool:
+def _provable(frame: nw.LazyFrame[Any], *, in_memory: bool) -> bool:
     """Whether :func:`proven_or_exact` chooses by its proof (else it takes the exact plan)."""
     return not in_memory and frame.implementation is nw.Implementation.POLARS
 
 
+@dataclass(frozen=True)
+class FastPlan:
+    """A plan that is right where its one-row ``proof`` (column :data:`PROVED`) holds.
+
+    ``likely``, optional, is a cheap one-row frame (column :data:`PROVED`) saying whether the
+    plan is worth trying (:func:`proven_or_exact`).
+    """
+
+    plan: nw.LazyFrame[Any]
+    proof: nw.LazyFrame[Any]
+    likely: nw.LazyFrame[Any] | None = None
+
+
 def proven_or_exact(
-    fast: nw.LazyFrame[Any],
-    proof: nw.LazyFrame[Any],
-    exact: nw.LazyFrame[Any],
-    *,
-    in_memory: bool,
-    likely: nw.LazyFrame[Any] | None = None,
+    exact: nw.LazyFrame[Any], fast: Callable[[], FastPlan], *, in_memory: bool
 ) -> nw.LazyFrame[Any]:
-    """``fast`` where the one-row ``proof`` (column :data:`PROVED`) holds, else ``exact``.
+    """The plan ``fast()`` builds where its proof holds, else ``exact``.
 
-    ``fast`` and ``exact`` are two plans for the same frame; ``fast`` is right when the proof
-    holds (e.g. positions 1..n in every ranking make the positions the orders, no window
-    needed). On Polars one plan computes ``fast`` with its proof, and only a failed proof
-    computes ``exact``, by a second query, as a failed check computes its diagnostics. The
-    other engines plan the windows of ``exact`` themselves (and spill them to disk).
+    The two plans are for the same frame; the fast one is right when its proof holds (e.g.
+    positions 1..n in every ranking make the positions the orders, no window needed). On
+    Polars one plan computes the fast plan with its proof, and only a failed proof computes
+    ``exact``, by a second query, as a failed check computes its diagnostics. The other
+    engines plan the windows of ``exact`` themselves (and spill them to disk). ``fast`` is
+    called only where the choice is made: building a plan is part of a call's fixed cost.
 
-    ``likely``, for a ``fast`` that costs far more when its proof fails (the pass of
+    ``likely``, for a fast plan that costs far more when its proof fails (the pass of
     :func:`runs_along` costs per run of rows: NDKL on 10^7 shuffled rows took 80 s so, 29 s
-    by the windows alone), is a one-row frame (column :data:`PROVED`) from a cheap pass,
-    such as :func:`sorted_screen`, that says whether ``fast`` is worth trying: the plan then
-    computes ``likely``, and ``fast`` by a second query (streaming: it holds little) only
-    where it holds.
+    by the windows alone), comes from a cheap pass, such as :func:`sorted_screen`, that says
+    whether the fast plan is worth trying: the plan then computes ``likely``, and the fast plan
+    by a second query (streaming: it holds little) only where it holds.
 
     The choice is a Python function inside the plan, so it is made only for a lazy Polars
     input, whose caller collects it: for in-memory data (``in_memory``) no Python may run on
     Polars' thread pool (a thread converting a frame meanwhile would deadlock,
     docs/concepts.md#threads), and ``exact`` is computed, in memory anyway.
     """
-    if not provable(fast, in_memory=in_memory):
+    if not _provable(exact, in_memory=in_memory):
         return exact
-    native: pl.LazyFrame = fast.to_native()
+    built = fast()
+    native: pl.LazyFrame = built.plan.to_native()
     schema = native.collect_schema()
     exact_native: pl.LazyFrame = exact.to_native()
-    # the one-row proof on the left, so that an empty ``fast`` still carries it
+    # the one-row proof on the left, so that an empty fast plan still carries it
     key = pl.lit(0).alias(_KEY)
     joined = (
-        proof.to_native()
+        built.proof.to_native()
         .select(pl.col(PROVED).fill_null(value=False), key)
         .join(native.with_columns(key, pl.lit(True).alias(_PRESENT)), on=_KEY, how="left")
     )
@@ -240,10 +250,10 @@ def proven_or_exact(
         # where unlikely, ``frame`` (its PROVED false) has ``choose`` compute ``exact``
         return choose(joined.collect(engine="streaming") if frame[PROVED][0] else frame)
 
-    if likely is None:
+    if built.likely is None:
         chosen = joined.map_batches(choose, schema=schema)
     else:
-        worth = likely.to_native().select(pl.col(PROVED).fill_null(value=False))
+        worth = built.likely.to_native().select(pl.col(PROVED).fill_null(value=False))
         chosen = worth.map_batches(try_fast, schema=schema)
     result: nw.LazyFrame[Any] = nw.from_native(chosen)
     return result

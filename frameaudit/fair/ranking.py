@@ -45,6 +45,7 @@ from frameaudit._engine import (
     RUN,
     UNDEFINED,
     Bootstrap,
+    FastPlan,
     Resampling,
     Source,
     align,
@@ -54,7 +55,6 @@ from frameaudit._engine import (
     interval,
     order_marks,
     order_within,
-    provable,
     proven_or_exact,
     resampling,
     runs_along,
@@ -1103,16 +1103,18 @@ def arp(
         bootstrap=_bootstrap(ci, n_boot, seed),
         per_group=combo is None,
     )
-    per_ranking = _arp_per_ranking(prep, _with_order(prep, "arp"), nw.col(_ORDER))
-    if provable(prep.frame, in_memory=prep.source.in_memory):
+
+    def without_window() -> FastPlan:
         # positions 1..n_r in every ranking are the orders themselves: no window (proved
         # from the same aggregation; the window only when the proof fails)
         fast = _arp_per_ranking(prep, prep.frame, nw.col(rank))
         contiguous = (over(nw.col("__fa_lo").min(), prep.rankings) == 1) & (
             over(nw.col("__fa_hi").max(), prep.rankings) == nw.col(_RANKINGS)
         )
-        proof = fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min())
-        per_ranking = proven_or_exact(fast, proof, per_ranking, in_memory=prep.source.in_memory)
+        return FastPlan(fast, fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min()))
+
+    exact = _arp_per_ranking(prep, _with_order(prep, "arp"), nw.col(_ORDER))
+    per_ranking = proven_or_exact(exact, without_window, in_memory=prep.source.in_memory)
     sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
     if combo is None:
         sums = _with_sizes(prep, sums)
@@ -1219,8 +1221,8 @@ def ndkl(
         rows, order_terms, prep.rankings, order=_ORDER, rank=rank, running="__fa_term"
     )
     exact = _ndkl_sums(prep, along, totals)
-    per_ranking = exact
-    if provable(prep.frame, in_memory=prep.source.in_memory):
+
+    def one_pass() -> FastPlan:
         # positions 1..n in every ranking, sorted: the positions are the orders, and one pass
         # along each ranking gives the running count and H(j − 1), holding one ranking at a
         # time (proved from the same pass; the windows only when the proof fails). Only the
@@ -1247,18 +1249,15 @@ def ndkl(
         )
         n = nw.col(_RANKINGS)
         proved = (nw.col("__fa_lo") == 1) & (nw.col("__fa_hi") == n) & (nw.col(RUN) == n)
-        proof = fast.select(proved.min().alias(PROVED))
         # the pass costs per run of rows: tried only where the rows come sorted
         likely = sorted_screen(prep.frame, prep.rankings, {rank: 0}).select(
             nw.col("sorted0").alias(PROVED)
         )
-        per_ranking = proven_or_exact(
-            fast.drop("__fa_lo", "__fa_hi", RUN),
-            proof,
-            exact,
-            in_memory=prep.source.in_memory,
-            likely=likely,
+        return FastPlan(
+            fast.drop("__fa_lo", "__fa_hi", RUN), fast.select(proved.min().alias(PROVED)), likely
         )
+
+    per_ranking = proven_or_exact(exact, one_pass, in_memory=prep.source.in_memory)
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
     )
