@@ -1287,7 +1287,9 @@ def _ndkl_sums(
     aggregates the rows of a (ranking, group) further, ``per_ranking`` those aggregates by
     ranking.
     """
-    parts = ("term", "w", "wl") if totals is None else ()
+    # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i, by term
+    names = {"__fa_term": "__fa_h", "__fa_w": "__fa_z", "__fa_wl": "__fa_l"}
+    summed = [] if totals is not None else list(names)
     c = nw.col("__fa_c").cast(nw.Float64)
     rows = rows.with_columns(
         # the step of Σ_g c ln c when this row's group count goes from c − 1 to c
@@ -1304,7 +1306,7 @@ def _ndkl_sums(
             nw.len().alias("__fa_ngr"),
             nw.col("__fa_ds_h").sum(),
             nw.col("__fa_term_before").sum(),
-            *(nw.col(f"__fa_{part}").sum() for part in parts),
+            *(nw.col(term).sum() for term in summed),
             *weight,
             *per_group,
         )
@@ -1322,8 +1324,6 @@ def _ndkl_sums(
             (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd")
         )
     lnd = nw.col("__fa_lnd")
-    # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i
-    names = {"__fa_term": "__fa_h", "__fa_w": "__fa_z", "__fa_wl": "__fa_l"}
     sums = aggregate(
         groups.with_columns(
             (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
@@ -1333,7 +1333,7 @@ def _ndkl_sums(
         nw.col("__fa_a").sum(),
         nw.col("__fa_b").sum(),
         nw.col(_RANKINGS).max(),
-        *(nw.col(term).sum().alias(total) for term, total in names.items() if totals is None),
+        *(nw.col(term).sum().alias(names[term]) for term in summed),
         *weight,
         *per_ranking,
     )
