@@ -1215,12 +1215,17 @@ def ndkl(
     w = discount(nw.col(_ORDER))
     # along a ranking, by its rows' orders i: the terms w_i / i of H, and w_i and w_i ln i
     order_terms = {"__fa_term": w / i, "__fa_w": w, "__fa_wl": w * i.log()}
-    count = order_within(prep.frame, rank, [*prep.rankings, *prep.groups])
-    rows = _with_order(prep, "ndkl").with_columns(count.alias("__fa_c"))
     along, totals = sums_along(
-        rows, order_terms, prep.rankings, order=_ORDER, rank=rank, running="__fa_term"
+        _with_order(prep, "ndkl"),
+        order_terms,
+        prep.rankings,
+        order=_ORDER,
+        rank=rank,
+        running="__fa_term",
     )
-    exact = _ndkl_sums(prep, along, totals)
+    # the group's running count last: on Spark the running sums share the order's sort
+    count = order_within(prep.frame, rank, [*prep.rankings, *prep.groups])
+    exact = _ndkl_sums(prep, along.with_columns(count.alias("__fa_c")), totals)
 
     def one_pass() -> FastPlan:
         # positions 1..n in every ranking, sorted: the positions are the orders, and one pass
