@@ -31,7 +31,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit._engine.text import with_reprs
+from frameaudit._engine.text import spark_name, with_reprs
 from frameaudit.exceptions import ENGINE_MARKER, InvalidValueError
 
 __all__ = [
@@ -232,25 +232,24 @@ def first_failed(checks: Sequence[Check]) -> Check:
 def guarded(result: nw.LazyFrame[Any], checks: Sequence[Check]) -> nw.LazyFrame[Any]:
     """``result``, raising the first failed check's message when it is computed.
 
-    The one-row message frame is on the left of a left join, so that an empty result still
-    reaches the guard: a filter over every row, and every column of the result, raise the
-    message when it is not null. Reading both sides of the join, they are neither pruned nor
-    pushed below it, and a filter the caller puts on the result cannot turn the left join
-    into an inner one (which would lose the message row). Engines without a raise-an-error
-    function (Dask) run the checks now, as on Polars: one query, and the diagnostics of a
-    failed proof.
+    Whatever is computed from the result reads the message: every column of every row
+    raises it when it is not null, and so does a filter over every row (a count, or a filter
+    the caller adds that keeps no row, still reads it). An empty result still raises: the
+    one-row message frame goes with it, its row kept only to raise (DuckDB: on the left of a
+    left join; Spark: a second branch of a union, beside the result cross-joined with the
+    broadcast message, where Spark's left join of a one-row frame computed the result twice).
+    Engines without a raise-an-error function (Dask) run the checks now, as on Polars: one
+    query, and the diagnostics of a failed proof.
     """
     implementation = result.implementation
     if implementation not in _RAISING:
         _raise_now(checks)
         return result
-    first = _first_message(checks)
     marked = nw.concat_str(nw.lit(ENGINE_MARKER), nw.col(MESSAGE))
-    left = first.select(marked.alias(MESSAGE), nw.lit(0).alias(_DIAG_KEY))
-    right = result.with_columns(nw.lit(0).alias(_DIAG_KEY), nw.lit(value=True).alias(_PRESENT))
-    joined = left.join(right, on=_DIAG_KEY, how="left").to_native()
+    message = _first_message(checks).select(marked.alias(MESSAGE))
     columns = result.collect_schema().names()
-    filtered: nw.LazyFrame[Any] = nw.from_native(_RAISING[implementation](joined, columns))
+    native = _RAISING[implementation](message, result, columns)
+    filtered: nw.LazyFrame[Any] = nw.from_native(native)
     return filtered
 
 
@@ -282,14 +281,19 @@ def _proves(check: Check, row: Mapping[str, Any]) -> bool:
     return check.holds(row)
 
 
-def _duckdb_guard(relation: Any, columns: Sequence[str]) -> Any:
+def _duckdb_guard(
+    message: nw.LazyFrame[Any], result: nw.LazyFrame[Any], columns: Sequence[str]
+) -> Any:
     import duckdb  # noqa: PLC0415 (an optional engine)
 
     def raising(otherwise: str) -> str:
         return f'CASE WHEN "{MESSAGE}" IS NOT NULL THEN error("{MESSAGE}") ELSE {otherwise} END'
 
+    left = message.with_columns(nw.lit(0).alias(_DIAG_KEY))
+    right = result.with_columns(nw.lit(0).alias(_DIAG_KEY), nw.lit(value=True).alias(_PRESENT))
+    joined = left.join(right, on=_DIAG_KEY, how="left").to_native()
     present = raising(_quoted(_PRESENT))
-    kept = relation.filter(duckdb.SQLExpression(f"({present}) IS NOT NULL"))
+    kept = joined.filter(duckdb.SQLExpression(f"({present}) IS NOT NULL"))
     return kept.select(*(duckdb.SQLExpression(raising(_quoted(c))).alias(c) for c in columns))
 
 
@@ -297,19 +301,33 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _spark_guard(frame: Any, columns: Sequence[str]) -> Any:
+def _spark_guard(
+    message: nw.LazyFrame[Any], result: nw.LazyFrame[Any], columns: Sequence[str]
+) -> Any:
     from pyspark.sql import functions as sf  # noqa: PLC0415 (an optional engine)
 
-    message = sf.col(MESSAGE)
+    notes, frame = message.to_native(), result.to_native()
+    text = sf.col(MESSAGE)
 
     def raising(otherwise: Any) -> Any:
-        return sf.when(message.isNotNull(), sf.raise_error(message)).otherwise(otherwise)
+        return sf.when(text.isNotNull(), sf.raise_error(text)).otherwise(otherwise)
 
-    kept = frame.filter(raising(sf.col(_PRESENT)).isNotNull())
-    return kept.select(*(raising(sf.col(f"`{c}`")).alias(c) for c in columns))
+    # the one-row message broadcast to the result's rows, read once (a left join keeping the
+    # message's row would stream the message and compute the result twice)
+    joined = frame.join(sf.broadcast(notes), how="left").filter(raising(sf.lit(True)))
+    rows = joined.select(*(raising(sf.col(spark_name(c))).alias(c) for c in columns))
+    types = {field.name: field.dataType for field in frame.schema.fields}
+    # and the message's own row, kept only to raise: whatever reads it raises (every column
+    # being the raise, a filter the caller adds cannot fold it away)
+    alone = notes.filter(raising(sf.lit(False))).select(
+        *(raising(sf.lit(None).cast(types[c])).alias(c) for c in columns)
+    )
+    return rows.unionByName(alone)
 
 
-_RAISING: dict[nw.Implementation, Callable[[Any, Sequence[str]], Any]] = {
+_RAISING: dict[
+    nw.Implementation, Callable[[nw.LazyFrame[Any], nw.LazyFrame[Any], Sequence[str]], Any]
+] = {
     nw.Implementation.DUCKDB: _duckdb_guard,
     nw.Implementation.PYSPARK: _spark_guard,
     nw.Implementation.PYSPARK_CONNECT: _spark_guard,
