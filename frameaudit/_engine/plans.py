@@ -148,6 +148,25 @@ def _spark_repeats(
     return aggregate(repeats, partition, *(nw.col(f).max() for f in flags))
 
 
+def _orders(frame: nw.LazyFrame[Any], partition: Sequence[str], order: str) -> nw.LazyFrame[Any]:
+    """The distinct orders of ``frame``: 1 … the longest partition's length, a row each.
+
+    DuckDB counts the rows of each partition and generates the orders: reading the distinct
+    values of ``order`` would compute its window once more for every branch that reads the
+    frame (DuckDB does not share them), each time with a window for the distinct values.
+    """
+    if frame.implementation is not nw.Implementation.DUCKDB:
+        return frame.select(order).unique()
+    import duckdb  # noqa: PLC0415 (an optional engine)
+
+    length = "__fa_length"
+    longest = aggregate(frame, partition, nw.len().alias(length)).select(nw.col(length).max())
+    orders = f'unnest(range(1, "{length}" + 1))'
+    native = longest.to_native().select(duckdb.SQLExpression(orders).alias(order))
+    generated: nw.LazyFrame[Any] = nw.from_native(native)
+    return generated
+
+
 def _spark_column(name: str) -> Any:
     from pyspark.sql import functions as sf  # noqa: PLC0415 (an optional engine)
 
@@ -225,8 +244,7 @@ def sums_along(
         return rows.with_columns((summed - nw.col(running)).alias(before)), None
     frame = cached(frame)  # read by the table and by the join
     table = (
-        frame.select(order)
-        .unique()
+        _orders(frame, partition, order)
         .with_columns(*(term.alias(name) for name, term in terms.items()))
         .with_columns(
             *(nw.col(name).cum_sum().over(order_by=order) for name in terms),
