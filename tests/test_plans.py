@@ -1,9 +1,11 @@
-"""The engine-specific plan steps give every engine's answer: Spark's checked against Polars'."""
+"""The engine-specific plan steps give every engine's answer: Spark's and DuckDB's checked against
+Polars'."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import duckdb
 import narwhals.stable.v2 as nw
 import polars as pl
 import pytest
@@ -12,8 +14,8 @@ from frameaudit._engine.checks import message_frame
 from frameaudit._expr import WHOLE, partitioned
 from frameaudit._validate import distinct_within
 
-# per case: (query, block, rank, item) rows; Spark's integers are grouped 64 values at a time
-# (value >> 6, one bit for value & 63), so the values sit on both sides of those edges
+# per case: (query, block, rank, item) rows; Spark's and DuckDB's integers are grouped 64 values at
+# a time (value >> 6, one bit for value & 63), so the values sit on both sides of those edges
 DISTINCT: dict[str, list[tuple[int, str, int, str]]] = {
     "distinct, across bit groups": [
         (0, "x", v, str(v)) for v in (-65, -64, -1, 0, 1, 63, 64, 65, 127, 128, 2**40, 2**62)
@@ -63,3 +65,15 @@ def test_spark_finds_the_repeats_polars_finds(
     expected = _messages(nw.from_native(data.lazy()), partition)
     spark = nw.from_native(spark_session.createDataFrame(data.to_arrow()))
     assert _messages(spark, partition) == expected
+
+
+@pytest.mark.parametrize("partition", PARTITIONS.values(), ids=list(PARTITIONS))
+@pytest.mark.parametrize("rows", DISTINCT.values(), ids=list(DISTINCT))
+def test_duckdb_finds_the_repeats_polars_finds(
+    rows: list[tuple[int, str, int, str]], partition: list[str]
+) -> None:
+    schema = {"query": pl.Int64, "block": pl.String, "rank": pl.Int64, "item": pl.String}
+    data = pl.DataFrame(rows, schema=schema, orient="row")
+    expected = _messages(nw.from_native(data.lazy()), partition)
+    relation = nw.from_native(duckdb.from_arrow(data.to_arrow()))
+    assert _messages(relation, partition) == expected

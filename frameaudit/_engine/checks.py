@@ -31,7 +31,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit._engine.text import spark_name, with_reprs
+from frameaudit._engine.text import duckdb_name, spark_name, with_reprs
 from frameaudit.exceptions import ENGINE_MARKER, InvalidValueError
 
 __all__ = [
@@ -292,13 +292,9 @@ def _duckdb_guard(
     left = message.with_columns(nw.lit(0).alias(_DIAG_KEY))
     right = result.with_columns(nw.lit(0).alias(_DIAG_KEY), nw.lit(value=True).alias(_PRESENT))
     joined = left.join(right, on=_DIAG_KEY, how="left").to_native()
-    present = raising(_quoted(_PRESENT))
+    present = raising(duckdb_name(_PRESENT))
     kept = joined.filter(duckdb.SQLExpression(f"({present}) IS NOT NULL"))
-    return kept.select(*(duckdb.SQLExpression(raising(_quoted(c))).alias(c) for c in columns))
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    return kept.select(*(duckdb.SQLExpression(raising(duckdb_name(c))).alias(c) for c in columns))
 
 
 def _spark_guard(

@@ -16,7 +16,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit._engine.text import spark_name
+from frameaudit._engine.text import duckdb_name, spark_name
 from frameaudit._expr import aggregate, hashed_keys
 
 __all__ = [
@@ -80,13 +80,18 @@ def repeats_within(
 
     ``__fa_r{i}`` is 1 when a value of column i repeats within the partition, else 0.
     Polars, DuckDB and Dask count the distinct values per partition: one hash aggregation.
-    Spark gives only the partitions where some value repeats, without ``__fa_n``
-    (:func:`_spark_repeats`); a null is no repeat there (the null checks report it), where a
-    count of distinct values counts it as one value.
+    Spark, and DuckDB for integer columns, give only the partitions where some value repeats,
+    without ``__fa_n`` (:func:`_spark_repeats`, :func:`_duckdb_repeats`); a null is no repeat
+    there (the null checks report it), where a count of distinct values counts it as one value.
     """
     partition, names = list(partition), list(columns)
     if frame.implementation in _SPARK:
         return _spark_repeats(frame, partition, names)
+    schema = frame.collect_schema()
+    if frame.implementation is nw.Implementation.DUCKDB and all(
+        schema[name] in _BLOCKED_INTEGERS for name in names
+    ):
+        return _duckdb_repeats(frame, partition, names)
     distinct = count_distinct(
         frame,
         partition,
@@ -146,6 +151,42 @@ def _spark_repeats(
         union = union.unionByName(other)
     repeats = nw.from_native(union)
     return aggregate(repeats, partition, *(nw.col(f).max() for f in flags))
+
+
+_BLOCKED_INTEGERS = (nw.Int8, nw.Int16, nw.Int32, nw.Int64, nw.UInt8, nw.UInt16, nw.UInt32)
+
+
+def _duckdb_repeats(
+    frame: nw.LazyFrame[Any], partition: list[str], names: list[str]
+) -> nw.LazyFrame[Any]:
+    """:func:`_spark_repeats` on DuckDB, for integer columns (exact in BIGINT).
+
+    Grouping by (partition, value >> 6) makes 64 times fewer groups than the values: on 10M
+    positions of 100,000 rankings, the distinct count grouped all 10M (partition, value) pairs
+    and took 1.47 s of the cores' time, against 0.10 s for grouping the same rows by ranking.
+    """
+    import duckdb  # noqa: PLC0415 (an optional engine)
+
+    native = frame.to_native()
+    keys = [duckdb_name(k) for k in hashed_keys(partition)]
+    flags = [f"__fa_r{i}" for i in range(len(names))]
+    offenders = []
+    for i, name in enumerate(names):
+        value = f"CAST({duckdb_name(name)} AS BIGINT)"
+        counted = [
+            f"count({value}) AS __fa_count",
+            f"bit_or(1::UBIGINT << ({value} & 63)) AS __fa_bits",
+        ]
+        grouped = native.aggregate(
+            ", ".join([*keys, *counted]), ", ".join([*keys, f"{value} >> 6"])
+        )
+        shown = [f"{int(j == i)}::BIGINT AS {f}" for j, f in enumerate(flags)]
+        repeating = grouped.filter(duckdb.SQLExpression("bit_count(__fa_bits) < __fa_count"))
+        offenders.append(repeating.select(", ".join([*keys, *shown])))
+    union = offenders[0]
+    for other in offenders[1:]:
+        union = union.union(other)
+    return aggregate(nw.from_native(union), partition, *(nw.col(f).max() for f in flags))
 
 
 def _orders(frame: nw.LazyFrame[Any], partition: Sequence[str], order: str) -> nw.LazyFrame[Any]:

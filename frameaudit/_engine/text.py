@@ -23,7 +23,16 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-__all__ = ["integer", "joined", "quoted", "repr_of", "shown", "spark_name", "with_reprs"]
+__all__ = [
+    "duckdb_name",
+    "integer",
+    "joined",
+    "quoted",
+    "repr_of",
+    "shown",
+    "spark_name",
+    "with_reprs",
+]
 
 _REPR = "__fa_repr_"
 
@@ -169,8 +178,8 @@ def _with_float_reprs(frame: nw.LazyFrame[Any], floats: list[str]) -> nw.LazyFra
             duckdb.StarExpression(),
             *(
                 duckdb.SQLExpression(
-                    f"CASE WHEN isnan({_quoted(name)}) THEN 'nan' "
-                    f"ELSE COALESCE(CAST(CAST({_quoted(name)} AS DOUBLE) AS VARCHAR), 'None') END"
+                    f"CASE WHEN isnan({duckdb_name(name)}) THEN 'nan' ELSE "
+                    f"COALESCE(CAST(CAST({duckdb_name(name)} AS DOUBLE) AS VARCHAR), 'None') END"
                 ).alias(_REPR + name)
                 for name in floats
             ),
@@ -222,7 +231,8 @@ def _polars_float(value: pl.Expr) -> pl.Expr:
     )
 
 
-def _quoted(name: str) -> str:
+def duckdb_name(name: str) -> str:
+    """A column name as a DuckDB SQL identifier: in double quotes, its own doubled."""
     return '"' + name.replace('"', '""') + '"'
 
 
