@@ -236,8 +236,8 @@ def guarded(result: nw.LazyFrame[Any], checks: Sequence[Check]) -> nw.LazyFrame[
     raises it when it is not null, and so does a filter over every row (a count, or a filter
     the caller adds that keeps no row, still reads it). An empty result still raises: the
     one-row message frame goes with it, its row kept only to raise (DuckDB: on the left of a
-    left join; Spark: a second branch of a union, beside the result cross-joined with the
-    broadcast message, where Spark's left join of a one-row frame computed the result twice).
+    left join; Spark: a second branch of a union, beside the result left-joined with the
+    broadcast message, where a left join from the message computed the result twice).
     Engines without a raise-an-error function (Dask) run the checks now, as on Polars: one
     query, and the diagnostics of a failed proof.
     """
@@ -308,8 +308,8 @@ def _spark_guard(
     def raising(otherwise: Any) -> Any:
         return sf.when(text.isNotNull(), sf.raise_error(text)).otherwise(otherwise)
 
-    # the one-row message broadcast to the result's rows, read once (a left join keeping the
-    # message's row would stream the message and compute the result twice)
+    # the result streamed once, the one-row message broadcast to its rows (a left join from
+    # the message, keeping its row, would stream the message and compute the result twice)
     joined = frame.join(sf.broadcast(notes), how="left").filter(raising(sf.lit(True)))
     rows = joined.select(*(raising(sf.col(spark_name(c))).alias(c) for c in columns))
     types = {field.name: field.dataType for field in frame.schema.fields}
