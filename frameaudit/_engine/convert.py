@@ -37,7 +37,7 @@ from frameaudit._engine.checks import (
     merge_rules,
     raise_first,
 )
-from frameaudit._engine.text import spark_name
+from frameaudit._engine.plans import sorted_by
 from frameaudit.exceptions import (
     ColumnNotFoundError,
     InvalidDtypeError,
@@ -370,7 +370,7 @@ def from_engine(
     if not source.kind.on_polars:
         if checks:
             result = guarded(result, checks)
-        return _sorted(result, sort_by).to_native()
+        return sorted_by(result, sort_by).to_native()
 
     native: pl.LazyFrame = result.to_native()
     if source.kind is Kind.POLARS_LAZY and checks:
@@ -387,27 +387,6 @@ def from_engine(
     )
     raise_first(checks, counts.row(0, named=True))
     return _as_kind(eager, source)
-
-
-def _sorted(result: nw.LazyFrame[Any], sort_by: Sequence[str]) -> nw.LazyFrame[Any]:
-    """``result`` sorted by ``sort_by`` (nulls first) on a lazy engine.
-
-    Spark sorts one partition: its total sort samples the input to split it into ranges, a
-    job that computes the whole plan once more (NDKL by ranking on 10M rows took 1.8x the
-    time of NDKL overall). A result has a row per partition of the data, far fewer than rows.
-    """
-    if not sort_by:
-        return result
-    engine = result.implementation
-    if not (engine.is_pyspark() or engine.is_pyspark_connect()):
-        return result.sort(sort_by)
-    from pyspark.sql import functions as sf  # noqa: PLC0415 (an optional engine)
-
-    keys = [sf.asc_nulls_first(sf.col(spark_name(c))) for c in sort_by]
-    one: nw.LazyFrame[Any] = nw.from_native(
-        result.to_native().repartition(1).sortWithinPartitions(*keys)
-    )
-    return one
 
 
 def _as_kind(eager: pl.DataFrame, source: Source) -> Any:
