@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from bench_ranking import METRICS, roles_of  # the ranking benchmark's roles
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window, WindowSpec
 from pyspark.sql import functions as sf
 
 import frameaudit as fa
@@ -80,6 +80,31 @@ def seconds(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def _in_group() -> WindowSpec:
+    """Each (ranking, group)'s rows in position order: the window of a group's running count c."""
+    return Window.partitionBy("ranking", "group").orderBy("rank")
+
+
+def _order_terms(order: str) -> dict[str, Column]:
+    """Along a ranking, at order i: the terms w_i / i of H, w_i and w_i ln i (w_i = 1/log2(i+1))."""
+    i = sf.col(order).cast("double")
+    w = 1.0 / sf.log2(i + 1.0)
+    return {"t": w / i, "w": w, "wl": w * sf.log(i)}
+
+
+def _step(c: Column) -> Column:
+    """The step of c ln c when a group's running count goes from c - 1 to c."""
+    return sf.when(c > 1, c * sf.log(c) - (c - 1) * sf.log(c - 1)).otherwise(0.0)
+
+
+def _mean_value(per_ranking: DataFrame, a: Column, b: Column) -> DataFrame:
+    """The mean over rankings of max(0, (H(n) a - b - Σ w_i ln i) / Σ w_i), per ranking's sums."""
+    value = (sf.col("t") * a - b - sf.col("wl")) / sf.col("w")
+    return per_ranking.select(sf.greatest(value, sf.lit(0.0)).alias("ndkl")).agg(
+        sf.avg("ndkl").alias("ndkl")
+    )
+
+
 def ndkl_by_hand(log: DataFrame) -> DataFrame:
     """NDKL's algorithm written directly in PySpark, without checks: the floor of its plan.
 
@@ -89,23 +114,18 @@ def ndkl_by_hand(log: DataFrame) -> DataFrame:
     """
     along = Window.partitionBy("ranking").orderBy("rank")
     so_far = along.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    in_group = Window.partitionBy("ranking", "group").orderBy("rank")
-    i = sf.col("i").cast("double")
-    w = 1.0 / sf.log2(i + 1.0)
     rows = (
         log.select("ranking", "rank", "group")
         .withColumn("i", sf.row_number().over(along))
-        .withColumn("t", w / i)
-        .withColumn("w", w)
-        .withColumn("wl", w * sf.log(i))
+        .withColumns(_order_terms("i"))
         .withColumn("before", sf.sum("t").over(so_far) - sf.col("t"))
-        .withColumn("c", sf.row_number().over(in_group).cast("double"))
+        .withColumn("c", sf.row_number().over(_in_group()).cast("double"))
     )
-    c = sf.col("c")
-    step = sf.when(c > 1, c * sf.log(c) - (c - 1) * sf.log(c - 1)).otherwise(0.0)
     sums = [sf.sum(x).alias(x) for x in ("before", "t", "w", "wl")]
     per_group = rows.groupBy("ranking", "group").agg(
-        sf.count(sf.lit(1)).alias("ng"), sf.sum(step * sf.col("before")).alias("ds"), *sums
+        sf.count(sf.lit(1)).alias("ng"),
+        sf.sum(_step(sf.col("c")) * sf.col("before")).alias("ds"),
+        *sums,
     )
     per_group = per_group.withColumn("n", sf.sum("ng").over(Window.partitionBy("ranking")))
     log_share = sf.log(sf.col("ng") / sf.col("n"))
@@ -114,10 +134,7 @@ def ndkl_by_hand(log: DataFrame) -> DataFrame:
         sf.sum(sf.col("ds") - log_share * sf.col("before")).alias("b"),
         *(sf.sum(x).alias(x) for x in ("t", "w", "wl")),
     )
-    value = (sf.col("t") * sf.col("a") - sf.col("b") - sf.col("wl")) / sf.col("w")
-    return per_ranking.select(sf.greatest(value, sf.lit(0.0)).alias("ndkl")).agg(
-        sf.avg("ndkl").alias("ndkl")
-    )
+    return _mean_value(per_ranking, sf.col("a"), sf.col("b"))
 
 
 def ndkl_given_positions(log: DataFrame, longest: int) -> DataFrame:
@@ -125,26 +142,26 @@ def ndkl_given_positions(log: DataFrame, longest: int) -> DataFrame:
 
     No call knows this in advance: frameaudit would first have to prove it (an aggregation
     over every row) and keep the plan of :func:`ndkl_by_hand` for the rankings where it fails.
-    Given it, the order i is the position and H(i - 1) comes from a table of 1..``longest``;
-    one window along each (ranking, group) gives the running count c, the group's last row
-    (``lead`` is null) and the running sum R of H(i - 1). With D the ranking's own mix,
-    Σ_j a_j = n ln n and Σ_j a_j H(j - 1) = Σ Δ(c ln c) H(i - 1) - Σ_g ln n_g R_g
-    + ln n Σ H(i - 1), so the rows aggregate by ranking directly.
+    Given it, the order i is the position and H(i - 1) comes from a table of 1..``longest``
+    (with the totals H(n), Σ w_i and Σ w_i ln i at each length n); one window along each
+    (ranking, group) gives the running count c, the group's last row (``lead`` is null) and
+    the running sum R of H(i - 1). With D the ranking's own mix, Σ_j a_j = n ln n and
+    Σ_j a_j H(j - 1) = Σ Δ(c ln c) H(i - 1) - Σ_g ln n_g R_g + ln n Σ H(i - 1), so the rows
+    aggregate by ranking directly.
     """
-    orders = log.sparkSession.range(1, longest + 1).select(sf.col("id").alias("rank"))
-    i = sf.col("rank").cast("double")
-    w = 1.0 / sf.log2(i + 1.0)
-    upto = Window.orderBy("rank").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    table = orders.select(
-        "rank",
-        *(sf.sum(x).over(upto).alias(name) for x, name in ((w / i, "t"), (w, "w"))),
-        sf.sum(w * sf.log(i)).over(upto).alias("wl"),
-    ).withColumn("before", sf.col("t") - w / i)
-    in_group = Window.partitionBy("ranking", "group").orderBy("rank")
+    upto = Window.orderBy("i").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    terms = _order_terms("i")
+    table = (
+        log.sparkSession.range(1, longest + 1)
+        .select(sf.col("id").alias("i"))
+        .select("i", *(sf.sum(term).over(upto).alias(name) for name, term in terms.items()))
+        .withColumn("before", sf.col("t") - terms["t"])
+    )
+    in_group = _in_group()
     so_far = in_group.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     rows = (
         log.select("ranking", "rank", "group")
-        .join(sf.broadcast(table.select("rank", "before")), "rank")
+        .join(sf.broadcast(table.select(sf.col("i").alias("rank"), "before")), "rank")
         .select(
             "ranking",
             "before",
@@ -154,21 +171,16 @@ def ndkl_given_positions(log: DataFrame, longest: int) -> DataFrame:
         )
     )
     c = sf.col("c")
-    step = sf.when(c > 1, c * sf.log(c) - (c - 1) * sf.log(c - 1)).otherwise(0.0)
     per_ranking = rows.groupBy("ranking").agg(
-        sf.count(sf.lit(1)).alias("rank"),
-        sf.sum(step * sf.col("before")).alias("b1"),
+        sf.count(sf.lit(1)).alias("n"),
+        sf.sum(_step(c) * sf.col("before")).alias("b1"),
         sf.sum(sf.when(sf.col("last"), sf.log(c) * sf.col("run"))).alias("q"),
         sf.sum("before").alias("sb"),
     )
-    n = sf.col("rank").cast("double")
+    at_length = table.select(sf.col("i").alias("n"), "t", "w", "wl")
+    n = sf.col("n").cast("double")
     b = sf.col("b1") - sf.col("q") + sf.log(n) * sf.col("sb")
-    value = (sf.col("t") * n * sf.log(n) - b - sf.col("wl")) / sf.col("w")
-    return (
-        per_ranking.join(sf.broadcast(table.drop("before")), "rank")
-        .select(sf.greatest(value, sf.lit(0.0)).alias("ndkl"))
-        .agg(sf.avg("ndkl").alias("ndkl"))
-    )
+    return _mean_value(per_ranking.join(sf.broadcast(at_length), "n"), n * sf.log(n), b)
 
 
 def in_position_order(log: DataFrame) -> DataFrame:
@@ -177,8 +189,7 @@ def in_position_order(log: DataFrame) -> DataFrame:
     The least an exact NDKL computes: the counts c of its c ln c terms need each group's rows
     in position order, so every row is shuffled by ranking and sorted.
     """
-    in_group = Window.partitionBy("ranking", "group").orderBy("rank")
-    counted = log.select("ranking", "group", sf.row_number().over(in_group).alias("c"))
+    counted = log.select("ranking", "group", sf.row_number().over(_in_group()).alias("c"))
     return counted.groupBy("ranking", "group").agg(sf.sum("c").alias("c"))
 
 

@@ -210,7 +210,7 @@ def _orders(frame: nw.LazyFrame[Any], partition: Sequence[str], order: str) -> n
 
     length = "__fa_length"
     longest = aggregate(frame, partition, nw.len().alias(length)).select(nw.col(length).max())
-    orders = f'unnest(range(1, "{length}" + 1))'
+    orders = f"unnest(range(1, {duckdb_name(length)} + 1))"
     native = longest.to_native().select(duckdb.SQLExpression(orders).alias(order))
     generated: nw.LazyFrame[Any] = nw.from_native(native)
     return generated
