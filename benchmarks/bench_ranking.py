@@ -42,10 +42,15 @@ VALUES: dict[str, dict[str, str]] = {
 """The value columns each metric reads, beyond the ranking and the group (as ``tidy_data``)."""
 
 
+SIZED = ("exp", "awrf", "erbp")
+"""The metrics whose V_g divides by n_g: each benchmark row is its own item (size="rows")."""
+
+
 def roles_of(metric: str) -> dict[str, str]:
     """The roles of a call of ``metric`` by ranking and group (IAA has no group)."""
     groups = {} if metric == "iaa" else {"group": "group"}
-    return {"ranking": "ranking", **groups, **VALUES.get(metric, {})}
+    size = {"size": "rows"} if metric in SIZED else {}
+    return {"ranking": "ranking", **groups, **size, **VALUES.get(metric, {})}
 
 
 def best_of(fn: Callable[[], Any], repeats: int) -> float:

@@ -100,7 +100,7 @@ def watch():  # the resident memory, sampled every 5 ms while the call runs
 watcher = threading.Thread(target=watch)
 watcher.start()
 start = time.perf_counter()
-fa.fair.exp(log, ranking="ranking", group="group", ci=0.95, n_boot={n_boot})
+fa.fair.exp(log, ranking="ranking", size="rows", group="group", ci=0.95, n_boot={n_boot})
 seconds = time.perf_counter() - start
 done.set()
 watcher.join()

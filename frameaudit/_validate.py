@@ -44,11 +44,14 @@ __all__ = [
     "as_names",
     "binary",
     "distinct_within",
+    "example_text",
     "finite",
+    "first_offender",
     "group_value",
     "in_range",
     "no_nulls",
     "non_empty",
+    "none_counted",
     "require_dtype",
     "row_text",
     "unique_within",
@@ -284,10 +287,10 @@ def unique_within(
         message = _counted(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
         return first_offender(counts, offenders, keys, "k"), message
 
-    return Check.proved_or_diagnosed(counts, _none_counted, diagnose)
+    return Check.proved_or_diagnosed(counts, none_counted, diagnose)
 
 
-def _none_counted(row: Mapping[str, Any]) -> bool:
+def none_counted(row: Mapping[str, Any]) -> bool:
     """The proof of a check whose ``quick`` row counts its offenders in ``n``."""
     return bool(row["n"] == 0)
 
@@ -528,7 +531,7 @@ def constant_within(
         message = _counted(head, "n", f" {within}(s) with several", example_text(partition, "k"))
         return first_offender(counts, offenders, partition, "k"), message
 
-    return Check.proved_or_diagnosed(counts, _none_counted, diagnose)
+    return Check.proved_or_diagnosed(counts, none_counted, diagnose)
 
 
 def unit_weights(

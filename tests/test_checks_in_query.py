@@ -244,7 +244,7 @@ def test_duckdb_guard_is_not_pruned() -> None:
     (Only what the optimizer proves empty without reading, ``filter("false")`` or
     ``limit(0)``, skips them: documented.)
     """
-    result = fa.fair.exp(duckdb.from_arrow(BAD.to_arrow()), ranking="query")
+    result = fa.fair.exp(duckdb.from_arrow(BAD.to_arrow()), ranking="query", size="rows")
     for compute in (
         lambda r: r.pl(),
         lambda r: r.df(),
@@ -257,7 +257,7 @@ def test_duckdb_guard_is_not_pruned() -> None:
 
 @pytest.mark.spark
 def test_spark_guard_is_not_pruned(spark_session: Any) -> None:
-    result = fa.fair.exp(spark_session.createDataFrame(BAD.to_arrow()), ranking="query")
+    result = fa.fair.exp(spark_session.createDataFrame(BAD.to_arrow()), ranking="query", size="rows")
     for compute in (
         lambda r: r.collect(),
         lambda r: r.count(),
@@ -271,8 +271,8 @@ def test_spark_guard_is_not_pruned(spark_session: Any) -> None:
 def test_valid_input_computes() -> None:
     """The guard passes every row of a valid result, and only those."""
     relation = duckdb.from_arrow(ranking.BASE.to_arrow())
-    result = fa.fair.exp(relation, ranking="query", combo=None)
-    assert_frame_close(result.pl(), fa.fair.exp(ranking.BASE, ranking="query", combo=None))
+    result = fa.fair.exp(relation, ranking="query", size="rows", combo=None)
+    assert_frame_close(result.pl(), fa.fair.exp(ranking.BASE, ranking="query", size="rows", combo=None))
 
 
 # --- a call reads no data ------------------------------------------------------------------------
@@ -290,7 +290,7 @@ def test_duckdb_call_runs_no_query() -> None:
     connection.create_function("read", read, ["BIGINT"], "BIGINT", side_effects=True)
     table = BAD.to_arrow()  # noqa: F841 (read by the query below, by its name)
     relation = connection.sql('SELECT * REPLACE (read("rank") AS "rank") FROM "table"')
-    result = fa.fair.exp(relation, ranking="query")
+    result = fa.fair.exp(relation, ranking="query", size="rows")
     assert reads == []
     with pytest.raises(fa.InvalidValueError, match=r"e\.g\. 0"), frameaudit_errors():
         result.fetchall()
@@ -306,7 +306,7 @@ def test_spark_call_starts_no_job(spark_session: Any) -> None:
     context.setJobGroup("frameaudit-call", "a metric call")
     try:
         result = fa.fair.ndkl(native, ranking="query")
-        result = fa.fair.exp(native, ranking="query", combo="MinMaxRatio")
+        result = fa.fair.exp(native, ranking="query", size="rows", combo="MinMaxRatio")
         assert list(tracker.getJobIdsForGroup("frameaudit-call")) == []
         with pytest.raises(fa.InvalidValueError, match=r"e\.g\. 0"), frameaudit_errors():
             result.collect()

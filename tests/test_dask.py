@@ -31,7 +31,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("exp", {"item": "item", "combo": "MaxAbsDiff"}),
     ("expu", {"combo": "Variance"}),
     ("expru", {"by": "ranking"}),
-    ("awrf", {"p": 0.3}),
+    ("awrf", {"p": 0.3, "size": "rows"}),
     ("erbe", {"decay": 0.6, "combo": "LTwo"}),
     ("erbp", {"decay": 0.6, "item": "item"}),
     ("erbr", {"relevance": "relevant", "combo": "MeanAbsDev"}),
@@ -100,15 +100,15 @@ def test_value_checks_run_on_dask(log: pl.DataFrame) -> None:
     tied = log.with_columns(pl.lit(1, dtype=pl.Int64).alias("rank"))
     frame = dd.from_pandas(tied.to_pandas(), npartitions=2)
     with pytest.raises(fa.InvalidValueError, match=r"rank='rank'.*unique within each ranking"):
-        fa.fair.exp(frame, ranking="ranking")
+        fa.fair.exp(frame, ranking="ranking", size="rows")
 
 
 def test_intervals_raise_on_dask(log: pl.DataFrame) -> None:
     ddf = dd.from_pandas(log.to_pandas(), npartitions=2)
     with pytest.raises(UnsupportedBackendError, match=r"an interval \(ci=\) is not supported"):
-        fa.fair.exp(ddf, ranking="ranking", ci=0.9)
+        fa.fair.exp(ddf, ranking="ranking", size="rows", ci=0.9)
     # weights alone need no ordered window: they run on Dask
     weighted = log.with_columns(pl.lit(2.0).alias("w"))
-    expected = fa.fair.exp(weighted, ranking="ranking", weight="w")
+    expected = fa.fair.exp(weighted, ranking="ranking", size="rows", weight="w")
     wdf = dd.from_pandas(weighted.to_pandas(), npartitions=2)
-    assert_frame_close(to_polars(fa.fair.exp(wdf, ranking="ranking", weight="w")), expected)
+    assert_frame_close(to_polars(fa.fair.exp(wdf, ranking="ranking", size="rows", weight="w")), expected)

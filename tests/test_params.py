@@ -20,8 +20,9 @@ from frameaudit import _params
 
 # parameters that name columns, frames or mappings of the data (bound by frameaudit._roles)
 ROLES = {
-    *("rank", "group", "ranking", "item", "groups", "by", "relevance", "ctr"),
+    *("rank", "group", "ranking", "item", "groups", "universe", "by", "relevance", "ctr"),
     *("cluster", "features", "centroids", "a", "b", "point"),
+    # repro's target column; NDKL's target= distribution (a mapping, a frame or "ranking")
     *("run", "target", "prediction"),
     *("query", "distance", "label", "predicted", "class_weights", "id", "carry"),
     *("feature", "importance", "overall", "metric", "weight"),

@@ -73,16 +73,16 @@ def test_other_engines_are_not_marked() -> None:
 def test_parquet_scan_checks_positions_in_either_order(tmp_path: Path, order: str) -> None:
     """A failed screen falls back to the exact count: same value, same error, any order."""
     log = fa.datasets.biased_rankings([0.3, 0.7], 10, phi=0.5, num_rankings=20, seed=0)
-    expected = fa.fair.exp(log, ranking="ranking")
+    expected = fa.fair.exp(log, ranking="ranking", size="rows")
     if order == "shuffled":
         log = log.sample(fraction=1.0, shuffle=True, seed=1)
     log.write_parquet(tmp_path / "log.parquet")
     scan = pl.scan_parquet(tmp_path / "log.parquet")
-    result = fa.fair.exp(scan, ranking="ranking").collect(engine="streaming")
+    result = fa.fair.exp(scan, ranking="ranking", size="rows").collect(engine="streaming")
     assert result.item() == pytest.approx(expected.item(), rel=1e-12)
     tied = pl.concat([log, log.head(1)])
     tied.write_parquet(tmp_path / "tied.parquet")
-    lazy = fa.fair.exp(pl.scan_parquet(tmp_path / "tied.parquet"), ranking="ranking")
+    lazy = fa.fair.exp(pl.scan_parquet(tmp_path / "tied.parquet"), ranking="ranking", size="rows")
     with pytest.raises(fa.FrameAuditError, match="values must be unique within each ranking"):
         lazy.collect(engine="streaming")
 
@@ -175,7 +175,7 @@ def test_depends_on_the_order_of_positions_only(metric: str, kind: str, position
         # ranking 0: a at orders 1 and 3 wins 3 of its 4 mixed pairs; ranking 1: a wins 1 of 2
         assert values["arp"].to_list() == [4 / 6, 2 / 6]
     else:
-        result = fa.fair.ndkl(native, ranking="ranking")
+        result = fa.fair.ndkl(native, ranking="ranking", target="ranking")
         value = nw.from_native(result).lazy().collect(backend="polars").to_native().item()
         assert value == pytest.approx(_ndkl_reference(frame), rel=1e-12)
 
@@ -283,7 +283,8 @@ def test_ndkl_on_a_sorted_scan_takes_the_one_pass_plan(
     expected = _ndkl_reference(log)
     if order == "shuffled":
         log = log.sample(fraction=1.0, shuffle=True, seed=1)
-    value = fa.fair.ndkl(log.lazy(), ranking="ranking").collect(engine="streaming").item()
+    lazy = fa.fair.ndkl(log.lazy(), ranking="ranking", target="ranking")
+    value = lazy.collect(engine="streaming").item()
     if order == "sorted":
         assert value == pytest.approx(expected, rel=1e-12)
     else:

@@ -18,10 +18,12 @@ the result h is uniform on [0, p) and :math:`k = \#\{j : h \ge T_j\}` with
 :math:`T_j = \lceil p\,F(j) \rceil`, F the Poisson(1) distribution function.
 
 A family computes its metric from per-unit sums; with a bootstrap it pairs those sums with
-every replicate that draws the unit (:meth:`Resampling.counted`: the count ``COUNT`` of the
-unit in it, drawn once per (unit, replicate) by :meth:`Resampling.draws`), multiplies, and
-adds ``REPLICATE`` to its partition keys: the rest of its plan is unchanged.
-The point estimate is the replicate ``POINT`` (every count 1). :func:`interval` turns the replicate
+every replicate that draws the unit (:meth:`Resampling.summed`: the count ``COUNT`` of the
+unit in it, drawn once per (unit, replicate) by :meth:`Resampling.draws`, normalised so that a
+replicate holds as many units as the data), multiplies, and adds ``REPLICATE`` to its
+partition keys: the rest of its plan is unchanged. Sizes that count distinct items are not
+sums over units; :class:`DistinctSizes` gives them a linearisation that is. The point
+estimate is the replicate ``POINT`` (every count 1). :func:`interval` turns the replicate
 values into the percentile interval.
 """
 
@@ -43,9 +45,12 @@ __all__ = [
     "MAX_SEED",
     "POINT",
     "REPLICATE",
+    "SINGLE",
     "UNDEFINED",
     "Bootstrap",
+    "DistinctSizes",
     "Resampling",
+    "distinct_sizes",
     "interval",
     "resampling",
     "with_poisson_counts",
@@ -68,6 +73,9 @@ _MIXED = "__fa_mixed"
 _KEY = "__fa_key"
 _HASH = "__fa_h"
 _CELL = "__fa_cell"
+_DRAWN = "__fa_drawn"
+_ALL = "__fa_all_units"
+_SCALE = "__fa_scale"
 
 
 def _thresholds() -> list[int]:
@@ -142,6 +150,10 @@ def _hashed(frame: nw.LazyFrame[Any], replicate: str, seed: int) -> nw.LazyFrame
     return frame
 
 
+def _one(name: str, value: int = 1) -> nw.Expr:
+    return nw.lit(value, dtype=nw.Int64).alias(name)
+
+
 def _count(start: int = 0) -> nw.Expr:
     """The Poisson(1) count #{j : h ≥ T_j} of ``_HASH``, for an h known to be ≥ T_(start−1)."""
     h = nw.col(_HASH)
@@ -170,7 +182,7 @@ def with_poisson_counts(
 class Resampling:
     """The units of a frame, numbered, and the replicates that count them.
 
-    Build it with :func:`resampling`; :meth:`counted` pairs per-unit rows with every replicate
+    Build it with :func:`resampling`; :meth:`summed` pairs per-unit sums with every replicate
     and its count, computed on the fly (never a units × replicates table held in memory: on a
     streaming engine the pairs flow through to the aggregation that follows).
     """
@@ -200,63 +212,98 @@ class Resampling:
         )
         return nw.concat([point, drawn.select(_UNIT, REPLICATE, _count(1).alias(COUNT))])
 
-    def counted(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-        """``frame`` (rows keyed by the unit columns) × the replicates that draw their unit.
-
-        Each row appears once per replicate whose count ``COUNT`` of its unit is at least 1,
-        with ``REPLICATE`` and ``COUNT`` (the point replicate ``POINT`` counts every unit once).
-        """
-        units = self.indexed.select(*self.units, _UNIT)
-        paired = frame.join(units, on=self.units, how="inner")
-        return join_small(self.draws(), paired, _UNIT).drop(_UNIT)
-
     def summed(
         self,
         frame: nw.LazyFrame[Any],
         partition: Sequence[str],
         keys: Sequence[str],
         sums: Sequence[str],
+        *,
+        normalised: bool,
     ) -> nw.LazyFrame[Any]:
         """The columns ``sums`` of ``frame`` summed per (partition, ``REPLICATE``, ``keys``).
 
-        Each unit counts ``COUNT`` times in each replicate; a (partition, replicate, keys) that no
-        drawn unit holds has no row. The rows are first summed per unit (so the replicates
-        multiply units × keys, not rows), the counts are drawn once per (unit, replicate)
-        whatever the number of keys, and the large aggregation groups by one integer: the
-        number of the (partition, keys) cell (the columns may be text) times n_boot + 1, plus
-        the replicate's.
+        Each unit counts ``COUNT`` times in each replicate. A (partition, replicate, keys) that
+        no drawn unit holds has no row, as in resampled data.
+
+        ``normalised``: a replicate's counts are scaled to the partition's number of units U
+        (each sum times U / K_b, K_b the units the replicate draws in the partition), as in a
+        multinomial bootstrap: the number of units is not uncertain, and a statistic that is a
+        total over units (SPEC §5) must not take its Poisson spread as uncertainty. A
+        statistic of ratios of these sums is the same either way; without normalisation its
+        sums stay exact integers where the summed values are (a variance of counts that is 0
+        stays 0).
+
+        The rows are first summed per unit (so the replicates multiply units × keys, not
+        rows), the counts are drawn once per (unit, replicate) whatever the number of keys, and
+        the large aggregation groups by one integer: the number of the (partition, keys) cell
+        (the columns may be text) times n_boot + 1, plus the replicate's. K_b comes out of the
+        same aggregation: each unit of the partition (all of them, also those ``frame`` has no
+        row of) adds one marker row to the partition's first cell.
         """
-        partition, keys = list(partition), list(keys)
-        totals = [nw.col(c).sum() for c in sums]
+        partition, keys, sums = list(partition), list(keys), list(sums)
+        counted = [*sums, _DRAWN] if normalised else sums
+        totals = [nw.col(c).sum() for c in counted]
         units = self.indexed.select(*self.units, _UNIT)
-        # read by the labels too: computed once (the rows are summed once)
-        per_unit = cached(
-            aggregate(frame, [*self.units, *keys], *totals).join(units, on=self.units, how="inner")
+        per_unit = aggregate(frame, [*self.units, *keys], *totals[: len(sums)]).join(
+            units, on=self.units, how="inner"
         )
-        cells = hashed_keys([*partition, *keys])
+        schema = per_unit.collect_schema()
+        cells, parts = hashed_keys([*partition, *keys]), hashed_keys(partition)
         size = self.bootstrap.n_boot + 1  # the replicates, the point's among them
         if cells:
+            # read by the labels too: computed once (the rows are summed once)
+            per_unit = cached(per_unit)
             labels = cached(per_unit.select(cells).unique().with_row_index(_KEY, order_by=cells))
-            per_unit = per_unit.join(labels, on=cells, how="inner")
-            first = nw.col(_KEY) * size - POINT  # the number of the cell's point replicate
+            per_unit = per_unit.join(labels, on=cells, how="inner").select(_UNIT, _KEY, *sums)
         else:
-            first = nw.lit(-POINT, dtype=nw.Int64)
+            per_unit = per_unit.select(_UNIT, nw.lit(0, dtype=nw.Int64).alias(_KEY), *sums)
+        if normalised:
+            if cells:
+                first = aggregate(labels, parts, nw.col(_KEY).min())
+                how: dict[str, Any] = {"on": parts} if parts else {"how": "cross"}
+                markers = self.indexed.join(first, **how)
+            else:
+                markers = self.indexed.with_columns(nw.lit(0, dtype=nw.Int64).alias(_KEY))
+            markers = markers.select(
+                _UNIT, _KEY, *(nw.lit(0).cast(schema[c]).alias(c) for c in sums), _one(_DRAWN)
+            )
+            per_unit = nw.concat([per_unit.with_columns(_one(_DRAWN, 0)), markers])
+        first_replicate = nw.col(_KEY) * size - POINT  # the number of the cell's point replicate
         # a unit drawn 0 times adds nothing: draws() has no row for it
-        # (a cell no drawn unit holds has no row in that replicate, as in resampled data)
-        counted = join_small(self.draws(), per_unit.select(_UNIT, first.alias(_CELL), *sums), _UNIT)
-        counted = counted.select(
+        paired = join_small(
+            self.draws(), per_unit.select(_UNIT, first_replicate.alias(_CELL), *counted), _UNIT
+        )
+        paired = paired.select(
             (nw.col(_CELL) + nw.col(REPLICATE)).alias(_CELL),
-            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in sums),
+            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in counted),
         )
         cell = nw.col(_CELL)
-        summed = aggregate(counted, [_CELL], *totals).select(
-            (cell // size).alias(_KEY), (cell % size + POINT).alias(REPLICATE), *sums
+        summed = aggregate(paired, [_CELL], *totals).select(
+            (cell // size).alias(_KEY), (cell % size + POINT).alias(REPLICATE), *counted
         )
         if cells:
             summed = summed.join(labels, on=_KEY, how="inner")
+        if normalised:
+            summed = self._normalised(summed, parts, sums)
         if WHOLE in partition:
             summed = partitioned(summed, [])
         return summed.select(*partition, REPLICATE, *keys, *sums)
+
+    @staticmethod
+    def _normalised(
+        summed: nw.LazyFrame[Any], parts: list[str], sums: list[str]
+    ) -> nw.LazyFrame[Any]:
+        """``summed`` (with the drawn units ``_DRAWN`` per cell) with ``sums`` times U / K_b."""
+        summed = cached(summed)  # read by the unit counts too
+        drawn = aggregate(summed, [*parts, REPLICATE], nw.col(_DRAWN).sum())
+        every = drawn.filter(nw.col(REPLICATE) == POINT).select(*parts, nw.col(_DRAWN).alias(_ALL))
+        drawn = drawn.join(every, **({"on": parts} if parts else {"how": "cross"}))
+        scale = nw.col(_ALL).cast(nw.Float64) / nw.col(_DRAWN).cast(nw.Float64)
+        scaled = summed.drop(_DRAWN).join(
+            drawn.select(*parts, REPLICATE, scale.alias(_SCALE)), on=[*parts, REPLICATE]
+        )
+        return scaled.with_columns(*((nw.col(c) * nw.col(_SCALE)).alias(c) for c in sums))
 
     def unit_counts(self, partition: Sequence[str], name: str) -> nw.LazyFrame[Any]:
         """The number of units per partition, in the column ``name`` (Int64)."""
@@ -266,6 +313,85 @@ class Resampling:
         """Every (partition, replicate) pair: the estimates a plan computes."""
         partitions = self.indexed.select(list(partition)).unique()
         return partitions.join(self.numbers, how="cross")
+
+
+SINGLE = "__fa_single"
+"""1.0 on a row whose item no other unit of its partition holds, else 0.0 (DistinctSizes)."""
+_M = "__fa_m_units"
+_F1 = "__fa_f1"
+_SHRINK = "__fa_shrink"
+
+
+@dataclass(frozen=True)
+class DistinctSizes:
+    r"""Sizes that count distinct items, and their value in a bootstrap replicate.
+
+    A replicate cannot recount the distinct items of the units it draws: a resample holds
+    about 63% of the units, so the count shrinks and every replicate lands above the
+    estimate. Nor is the observed count a constant: which rarely seen items a sample holds is
+    random. The replicate's size is the linearisation
+
+    .. math:: n_g^{(b)} = n_g + a_g \Big(\sum_u \tilde k_{b,u}\, s_{u,g} - f_{1,g}\Big)
+
+    with :math:`s_{u,g}` the items of g that unit u alone holds (the jackknife's influence of
+    the unit on the count: leaving it out loses exactly these), :math:`f_{1,g} = \sum_u
+    s_{u,g}`, :math:`\tilde k` the replicate's normalised counts, and
+    :math:`a_g^2 = \min(f_1, \max(0, T_g)) / f_1` with
+    :math:`T_g = \sum_{i \in g} (-1)^{m_i + 1}`, m_i the units holding item i. Without
+    :math:`a_g` the spread of the count would be the jackknife's, :math:`\approx f_1`, which
+    overstates it (Efron–Stein); under Poisson recurrence :math:`T_g` is unbiased for the
+    count's variance :math:`\sum_i e^{-\lambda_i}(1 - e^{-\lambda_i})`. The size is linear in
+    the counts, so the point replicate gives :math:`n_g` exactly; items that recur in every
+    unit give :math:`s = 0` (a fixed catalogue), items seen once give every row its own item.
+    The uncertainty page shows its coverage by simulation.
+    """
+
+    rows: nw.LazyFrame[Any]
+    """The frame with :data:`SINGLE`, to be summed over units with the other sums."""
+    constants: nw.LazyFrame[Any]
+    """Per (partition, keys): the observed size, f_1 and a."""
+    keys: list[str]
+
+    def sized(self, sums: nw.LazyFrame[Any], name: str) -> nw.LazyFrame[Any]:
+        """``sums`` (per estimate and keys, with the summed :data:`SINGLE`) with the size."""
+        size = nw.col(name).cast(nw.Float64) + nw.col(_SHRINK) * (
+            nw.col(SINGLE) - nw.col(_F1).cast(nw.Float64)
+        )
+        joined = sums.join(self.constants, on=self.keys, how="left")
+        return joined.with_columns(size.alias(name)).drop(_F1, _SHRINK, SINGLE)
+
+
+def distinct_sizes(
+    frame: nw.LazyFrame[Any], partition: Sequence[str], keys: Sequence[str], item: str, name: str
+) -> DistinctSizes:
+    """The distinct ``item`` s per (``partition``, ``keys``), as :class:`DistinctSizes`.
+
+    ``frame`` holds one row per (unit, item) at most: a unit is a (partition, ranking) whose
+    items are distinct, so an item's rows in a partition count the units holding it.
+    """
+    partition, keys = list(partition), list(keys)
+    cell = [*partition, *keys]
+    m = nw.col(_M)
+    per_item = aggregate(frame, [*cell, item], nw.len().cast(nw.Int64).alias(_M)).with_columns(
+        (m == 1).cast(nw.Int64).alias(_F1),
+        nw.when(m % 2 == 1).then(nw.lit(1)).otherwise(nw.lit(-1)).cast(nw.Int64).alias(_SHRINK),
+    )
+    per_item = cached(per_item)
+    f1, t = nw.col(_F1).cast(nw.Float64), nw.col(_SHRINK).cast(nw.Float64)
+    shrink = nw.when(f1 > 0).then(
+        (nw.min_horizontal(nw.max_horizontal(t, nw.lit(0.0)), f1) / f1).sqrt()
+    )
+    constants = aggregate(
+        per_item,
+        cell,
+        nw.len().cast(nw.Int64).alias(name),
+        nw.col(_F1).sum(),
+        nw.col(_SHRINK).sum(),
+    ).with_columns(shrink.otherwise(nw.lit(0.0)).alias(_SHRINK))
+    on = [*hashed_keys(partition), *keys, item]
+    singles = per_item.select(*on, nw.col(_F1).cast(nw.Float64).alias(SINGLE))
+    rows = frame.join(singles, on=on, how="left")
+    return DistinctSizes(rows, constants, cell)
 
 
 def resampling(

@@ -153,10 +153,18 @@ def _with_values(tidy: pl.DataFrame, frames: Mapping[str, tuple[str, Any]]) -> p
 
 
 def _combined(values: np.ndarray[Any, Any], labels: np.ndarray[Any, Any], combo: str) -> PerGroup:
-    """FairRankTune's ``(combo value, {group: V_g})`` from the per-group values."""
-    frame = pl.DataFrame({"v": values})
+    """FairRankTune's ``(combo value, {group: V_g})`` from the per-group values.
+
+    One group: frameaudit leaves the combo undefined (nothing compared, SPEC §1); FairRankTune
+    compares the group with itself, which is the combo of the value next to its own copy
+    (LTwo and Variance, which depend on the count, are rescaled below).
+    """
+    single = len(values) == 1
+    frame = pl.DataFrame({"v": np.repeat(values, 2) if single else values})
     result = fair.combine(frame, metric="v", combo=cast("Combo", combo)).item()
     value = math.nan if result is None else float(result)
+    if single and combo == "LTwo":
+        value /= 2.0  # ‖(v, v)‖² = 2v²
     if combo == "LTwo":
         value = math.sqrt(value)
     elif combo == "Variance":

@@ -515,8 +515,9 @@ def _summary(
         return sums.select(*by, mean, *counts)
     # the queries behind the mean: those whose correspondence is defined
     units = sums.select(*by, nw.col(_HAS_VALUE).cast(nw.Int64).alias(UNITS))
+    # the mean is a ratio of the two sums: no normalisation needed
     replicates = resampling(terms, keys, bootstrap, like).summed(
-        terms, by, [], [_WEIGHTED_VALUE, _DEFINED]
+        terms, by, [], [_WEIGHTED_VALUE, _DEFINED], normalised=False
     )
     summary = interval(
         replicates.select(*by, REPLICATE, mean), by, "correspondence", bootstrap, units=units

@@ -388,7 +388,8 @@ def _over_points(
     """
     if prep.resampling is None:
         return aggregate(points, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
-    return prep.resampling.summed(points, prep.partition, keys, sums)
+    # every clustering statistic is a ratio of these sums: no normalisation needed
+    return prep.resampling.summed(points, prep.partition, keys, sums, normalised=False)
 
 
 def _conclude(

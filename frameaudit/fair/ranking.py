@@ -31,6 +31,8 @@ differs from FairRankTune 0.0.7, are in the documentation's "Differences" page.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -43,21 +45,27 @@ from frameaudit._engine import (
     PROVED,
     REPLICATE,
     RUN,
+    SINGLE,
     UNDEFINED,
     Bootstrap,
+    DistinctSizes,
     FastPlan,
     Resampling,
     Source,
     align,
+    cached,
     count_distinct,
+    distinct_sizes,
     frame_from_columns,
     from_engine,
     interval,
+    is_frame,
     order_marks,
     order_within,
     proven_or_exact,
     resampling,
     runs_along,
+    schema_names,
     sorted_screen,
     sums_along,
     text,
@@ -97,6 +105,13 @@ Combo = Literal[
 COMBOS: tuple[Combo, ...] = get_args(Combo)
 
 GroupMapping = Mapping[Any, Any] | Any
+Universe = Sequence[Any] | Any
+"""The groups a combo compares: a list of group values (of tuples, one value per group column,
+for intersectional groups), or a frame with the group column(s)."""
+Target = Mapping[Any, float] | Literal["ranking"] | Any
+"""NDKL's desired distribution: a mapping group → share, a frame of shares, or "ranking"."""
+Size = Literal["items", "rows"]
+SIZES: tuple[Size, ...] = get_args(Size)
 
 _NUM = "__fa_num"
 _DEN = "__fa_den"
@@ -131,10 +146,14 @@ class _Prepared:
     rank: str
     item: str | None
     mapping: nw.LazyFrame[Any] | None
+    universe: nw.LazyFrame[Any] | None
+    """The groups a combo compares when listed (a mapping's or ``universe=``); None: the
+    groups the data holds (in any partition, in rankings of positive weight)."""
     checks: list[validate.Check] = field(default_factory=list)
     weight: str | None = None
     bootstrap: Bootstrap | None = None
     resampling: Resampling | None = None
+    size: Size = "rows"
 
     @property
     def estimates(self) -> list[str]:
@@ -161,11 +180,25 @@ def _prepare(
     weight: str | None = None,
     bootstrap: Bootstrap | None = None,
     per_group: bool = False,
+    universe: Universe | None = None,
+    size: Size | None = None,
+    sized: bool = False,
 ) -> _Prepared:
-    """Validate the schema, bring the frame into the engine, join the group mapping."""
+    """Validate the schema, bring the frame into the engine, join the group mapping.
+
+    ``sized``: the metric's value divides by the group size, which must then be a choice
+    (``size=``, or ``item=``) where a partition holds several rankings.
+    """
     values = dict(values or {})
     mapped_group = _check_options(
-        metric, group=group, ranking=ranking, item=item, groups=groups, bootstrap=bootstrap
+        metric,
+        group=group,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        bootstrap=bootstrap,
+        universe=universe,
+        size=size,
     )
     bound = bind(
         frame,
@@ -209,6 +242,10 @@ def _prepare(
     ]
     for parameter, column in values.items():
         checks.append(validate.in_range(lf, column, parameter, 0, 1))
+    known = None
+    if grouped and groups is None and universe is not None:
+        known, universe_checks = _universe(lf, group_names, universe, source)
+        checks += universe_checks
     lf = partitioned(lf, by_names)
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
     checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
@@ -221,6 +258,18 @@ def _prepare(
         assert item is not None
         lf, mapping, mapping_checks = _join_mapping(lf, groups, source, item, group_names[0])
         checks += mapping_checks
+        known = mapping.select(group_names).unique()
+    several = rankings != partition
+    if size is None:
+        if sized and several and item is None:
+            msg = (
+                f"size=None: with ranking={ranking!r} a partition holds several rankings, and "
+                "without item= the group sizes n_g would count rows, not items: where items "
+                "recur across rankings, that changes n_g and the value. Give item= (n_g counts "
+                "distinct items) or size='rows' (n_g counts appearances)"
+            )
+            raise InvalidParameterError(msg)
+        size = "items" if item is not None else "rows"
     resampled = None if bootstrap is None else resampling(lf, rankings, bootstrap, source)
     return _Prepared(
         source,
@@ -232,10 +281,12 @@ def _prepare(
         rank,
         item,
         mapping,
+        known,
         checks,
         weight,
         bootstrap,
         resampled,
+        size if several else "rows",
     )
 
 
@@ -247,12 +298,23 @@ def _check_options(
     item: str | None,
     groups: GroupMapping | None,
     bootstrap: Bootstrap | None,
+    universe: Universe | None = None,
+    size: Size | None = None,
 ) -> str | None:
     """The options checked against each other, reading no data.
 
     Returns, with ``groups=``, the name of the mapping's group column (and the output's),
     which is not a column of the frame; None without a mapping.
     """
+    if size == "items" and item is None:
+        msg = "size='items': group sizes count distinct items; give item= the item id column"
+        raise InvalidParameterError(msg)
+    if universe is not None and groups is not None:
+        msg = (
+            "universe=: with groups= the mapping's groups are the universe; give the groups "
+            "through the mapping or through universe=, not both"
+        )
+        raise InvalidParameterError(msg)
     if bootstrap is not None and ranking is None:
         msg = (
             f"ci={bootstrap.level!r}: intervals resample rankings; give ranking= the column(s) "
@@ -275,6 +337,85 @@ def _check_options(
         msg = f"group={group!r}: {metric!r} is an output column of this metric; rename it"
         raise InvalidParameterError(msg)
     return name
+
+
+def _universe(
+    lf: nw.LazyFrame[Any], groups: list[str], universe: Universe, source: Source
+) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
+    """The group universe the caller lists (SPEC §1), and its checks.
+
+    Every group of the frame must be among the listed ones.
+    """
+    schema = lf.collect_schema()
+    if is_frame(universe):
+        listed = align(universe, source, dict.fromkeys(groups, "universe"), frame_name="universe")
+        listed = listed.select(groups)
+    elif isinstance(universe, Sequence | set | frozenset) and not isinstance(universe, str):
+        if not universe:
+            raise InvalidParameterError("universe=[]: expected at least one group")
+        columns = _group_columns("universe", list(universe), groups, schema)
+        listed = frame_from_columns(columns, source, parameter="universe")
+    else:
+        msg = (
+            f"universe={universe!r}: expected a list of group values (tuples of one value per "
+            f"group column {groups} for intersectional groups), or a frame with the group "
+            "column(s)"
+        )
+        raise InvalidParameterError(msg)
+    listed = listed.with_columns(nw.col(g).cast(schema[g]) for g in groups).unique()
+    outside = lf.select(groups).unique().join(listed, on=groups, how="anti")
+    return listed, [
+        validate.no_nulls(listed, dict.fromkeys(groups, "universe")),
+        _offending(
+            outside,
+            groups,
+            "universe=: ",
+            " group(s) of the frame are not in the listed universe",
+            "; list every group of the frame, or leave universe=None",
+        ),
+    ]
+
+
+def _group_columns(
+    parameter: str, values: list[Any], groups: list[str], schema: Any
+) -> dict[str, list[Any]]:
+    """Groups given as Python values (tuples for several group columns), as columns.
+
+    Schema only: each value must be able to be a value of its group column.
+    """
+    rows = [v if isinstance(v, tuple) else (v,) for v in values]
+    for row in rows:
+        if len(row) != len(groups):
+            msg = (
+                f"{parameter}=: {row if len(row) > 1 else row[0]!r} has {len(row)} value(s), "
+                f"but the groups are given by {len(groups)} column(s) {groups}; give one value "
+                "per group column"
+            )
+            raise InvalidParameterError(msg)
+        for g, value in zip(groups, row, strict=True):
+            if value is None:
+                raise InvalidParameterError(f"{parameter}=: a group value is None")
+            validate.group_value(parameter, value, "group", g, schema[g])
+    return {g: [row[i] for row in rows] for i, g in enumerate(groups)}
+
+
+def _offending(
+    offenders: nw.LazyFrame[Any], keys: Sequence[str], head: str, found: str, tail: str = ""
+) -> validate.Check:
+    """A check that ``offenders`` has no row: "``head`` {n}``found`` (e.g. …)``tail``"."""
+    keys = list(keys)
+    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
+
+    def diagnose() -> validate.Diagnosis:
+        example = validate.example_text(keys, "k")
+        shown = [" (e.g. ", example, ")"] if example is not None else []
+        message = text.joined(head, text.integer(nw.col("n")), found, *shown, tail)
+        return (
+            validate.first_offender(counts, offenders, keys, "k"),
+            nw.when(nw.col("n") > 0).then(message),
+        )
+
+    return validate.Check.proved_or_diagnosed(counts, validate.none_counted, diagnose)
 
 
 def _join_mapping(
@@ -347,47 +488,42 @@ def _over_units(
     """The columns ``sums`` summed per (estimate, ``keys``).
 
     Without a bootstrap, over the partition's rows. With one, over its rankings, each counted
-    k_{b,u} times in replicate b (and once in the point estimate).
+    k_{b,u} times in replicate b (normalised to the partition's number of rankings; once in
+    the point estimate).
     """
     if prep.resampling is None:
         return aggregate(frame, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
-    return prep.resampling.summed(frame, prep.partition, keys, sums)
+    # totals (ERBE, IAA, V_g over a mapping's fixed size, the distinct-item sizes) need the
+    # replicates normalised to the partition's number of rankings
+    return prep.resampling.summed(frame, prep.partition, keys, sums, normalised=True)
 
 
-def _distinct_items(prep: _Prepared) -> nw.LazyFrame[Any]:
-    """n_g as distinct items per (estimate, group); in a replicate, of its drawn rankings.
-
-    Not a sum over rankings (an item ranked twice counts once), so a bootstrap pairs every row
-    with every replicate that draws its ranking: rows × n_boot × (1 − 1/e) pairs.
-    """
+def _distinct(prep: _Prepared) -> DistinctSizes | None:
+    """With a bootstrap, the distinct-item sizes and their replicate values (else None)."""
+    if prep.resampling is None or prep.size != "items" or prep.mapping is not None:
+        return None
     assert prep.item is not None
-    keys = [*prep.estimates, *prep.groups]
-    frame = prep.frame
-    if prep.resampling is not None:
-        rows = frame.select(*prep.rankings, *prep.groups, prep.item)
-        frame = prep.resampling.counted(rows)
-    return count_distinct(frame, keys, {prep.item: _SIZE})
+    return distinct_sizes(prep.frame, prep.partition, prep.groups, prep.item, _SIZE)
 
 
-def _with_sizes(prep: _Prepared, sums: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+def _with_sizes(
+    prep: _Prepared, sums: nw.LazyFrame[Any], distinct: DistinctSizes | None
+) -> nw.LazyFrame[Any]:
     """``sums`` (per estimate and group, with the weighted row count ``_ROWS``) with n_g.
 
-    n_g is the mapping's (joined by :func:`_per_group`), else the distinct items when the same
-    items may appear in several rankings, else the (weighted) rows.
+    n_g is the mapping's (joined by :func:`_per_group`), else the distinct items
+    (``size="items"``; in a bootstrap replicate, the linearisation of ``distinct``, whose
+    ``SINGLE`` column ``sums`` then holds), else the (weighted) rows.
     """
     if prep.mapping is not None:
         return sums
-    if prep.item is not None and prep.rankings != prep.partition:
-        keys = [*prep.estimates, *prep.groups]
-        return sums.join(_distinct_items(prep), on=keys, how="left")
+    if prep.size == "items":
+        if distinct is not None:
+            return distinct.sized(sums, _SIZE)
+        assert prep.item is not None
+        counts = count_distinct(prep.frame, [*prep.partition, *prep.groups], {prep.item: _SIZE})
+        return sums.join(counts, on=[*prep.partition, *prep.groups], how="left")
     return sums.with_columns(nw.col(_ROWS).alias(_SIZE))
-
-
-def _estimate_keys(prep: _Prepared) -> nw.LazyFrame[Any]:
-    """The distinct estimates: the partitions (with a bootstrap, × the replicates)."""
-    if prep.resampling is None:
-        return prep.frame.select(prep.partition).unique()
-    return prep.resampling.estimates(prep.partition)
 
 
 def _per_group(
@@ -400,17 +536,24 @@ def _per_group(
 
     ``sums`` holds, per (estimate, group) that occurs, the summed numerator ``_NUM``, the
     weighted row count ``_ROWS``, for ``denominator="sum"`` the summed ``_DEN``, and without
-    a mapping the group size ``_SIZE``. With a mapping, its groups and sizes are the universe;
-    without one, a group no drawn ranking holds is not in a replicate's universe.
+    a mapping the group size ``_SIZE``. Every group of the universe (the mapping's, with its
+    sizes) has a row in every estimate: one that no row (or no drawn ranking) holds has zero
+    sums and, without a mapping, size 0, so that its V_g is 0, or null where it is 0/0.
     """
     keys = [*prep.estimates, *prep.groups]
-    filled = [nw.col(c).fill_null(0.0) for c in (_NUM, _ROWS, _DEN) if c in sums.collect_schema()]
+    schema = sums.collect_schema()
+    filled = [nw.col(c).fill_null(0.0) for c in (_NUM, _ROWS, _DEN, _SIZE) if c in schema]
+    # small (estimates × groups), read three times: computed once
+    sums = cached(sums)
     if prep.mapping is not None:
-        sizes = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
-        universe = _estimate_keys(prep).join(sizes, how="cross")
-        sums = universe.join(sums, on=keys, how="left").with_columns(*filled)
-    elif prep.resampling is not None:
-        sums = sums.filter(nw.col(_ROWS) > 0)
+        universe = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
+        sums = sums.drop(_SIZE, strict=False)
+    elif prep.universe is not None:
+        universe = prep.universe
+    else:
+        universe = sums.select(prep.groups).unique()
+    grid = sums.select(prep.estimates).unique().join(universe, how="cross")
+    sums = grid.join(sums, on=keys, how="left").with_columns(*filled)
     den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
     value = safe_div(nw.col(_NUM), den).alias(metric)
     if _SIZE not in sums.collect_schema():
@@ -537,7 +680,8 @@ def _combine(
 ) -> nw.LazyFrame[Any]:
     """Combine per-group values V (column ``value``) into one number per partition.
 
-    NaN and null propagate: if any V_g of a partition is null or NaN, its result is null.
+    NaN and null propagate: if any V_g of a partition is null or NaN, its result is null; so
+    is a combo over fewer than two groups (nothing is compared).
     """
     partition = list(partition)
     val = nw.col(value)
@@ -584,7 +728,7 @@ def _combine(
         .with_columns(formulas[combo]().alias(value))
         .select(
             *partition,
-            nw.when((c("__fa_bad") > 0) | c(value).is_nan())
+            nw.when((c("__fa_bad") > 0) | (c("__fa_g") < 2) | c(value).is_nan())
             .then(null_float())
             .otherwise(c(value))
             .alias(value),
@@ -607,6 +751,8 @@ def _pooled_metric(
     combo: Combo | None,
     weight: str | None,
     bootstrap: Bootstrap | None,
+    universe: Universe | None,
+    size: Size | None = None,
     values: Mapping[str, str] | None = None,
     binary_relevance: bool = False,
 ) -> Any:
@@ -625,6 +771,9 @@ def _pooled_metric(
         weight=weight,
         bootstrap=bootstrap,
         per_group=combo is None,
+        universe=universe,
+        size=size,
+        sized=denominator == "size",
     )
     if binary_relevance:
         prep.checks.append(
@@ -634,14 +783,20 @@ def _pooled_metric(
     columns = {_NUM: numerator.cast(nw.Float64) * weighted, _ROWS: weighted}
     if denominator == "sum":
         columns[_DEN] = nw.col(values["relevance"]).cast(nw.Float64) * weighted
-    rows = prep.frame.with_columns(*(expr.alias(name) for name, expr in columns.items()))
-    sums = _over_units(prep, rows, prep.groups, list(columns))
-    if denominator == "size" or combo is None:
-        sums = _with_sizes(prep, sums)
+    sized = denominator == "size" or combo is None
+    # a replicate's sizes, where V_g divides by them, are summed with the other sums (one
+    # pass over the draws); elsewhere the output shows the data's sizes only
+    distinct = _distinct(prep) if denominator == "size" else None
+    frame = prep.frame if distinct is None else distinct.rows
+    rows = frame.with_columns(*(expr.alias(name) for name, expr in columns.items()))
+    summed = [*columns, *([SINGLE] if distinct is not None else [])]
+    sums = _over_units(prep, rows, prep.groups, summed)
+    if sized:
+        sums = _with_sizes(prep, sums, distinct)
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
-@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(combo=Optional(Choice(COMBOS)), size=Optional(Choice(SIZES)), **UNCERTAINTY)
 @shared_docs(uncertainty=_RANKING_UNCERTAINTY)
 def exp(
     frame: Any,
@@ -651,7 +806,9 @@ def exp(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
+    size: Size | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
@@ -736,6 +893,8 @@ def exp(
         combo=combo,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
+        size=size,
     )
 
 
@@ -749,6 +908,7 @@ def expu(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
@@ -786,6 +946,7 @@ def expu(
         combo=combo,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
         values={"relevance": relevance},
     )
 
@@ -801,6 +962,7 @@ def expru(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
@@ -837,11 +999,17 @@ def expru(
         combo=combo,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
         values={"relevance": relevance, "ctr": ctr},
     )
 
 
-@constraints(p=Real(0.0, 1.0, low_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(
+    p=Real(0.0, 1.0, low_open=True),
+    combo=Optional(Choice(COMBOS)),
+    size=Optional(Choice(SIZES)),
+    **UNCERTAINTY,
+)
 def awrf(
     frame: Any,
     *,
@@ -851,7 +1019,9 @@ def awrf(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
+    size: Size | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
@@ -889,6 +1059,8 @@ def awrf(
         combo=combo,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
+        size=size,
     )
 
 
@@ -908,6 +1080,7 @@ def erbe(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
@@ -943,10 +1116,16 @@ def erbe(
         combo=combo,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
     )
 
 
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(
+    decay=Real(0.0, 1.0, high_open=True),
+    combo=Optional(Choice(COMBOS)),
+    size=Optional(Choice(SIZES)),
+    **UNCERTAINTY,
+)
 def erbp(
     frame: Any,
     *,
@@ -956,7 +1135,9 @@ def erbp(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
+    size: Size | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
@@ -991,6 +1172,8 @@ def erbp(
         combo=combo,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
+        size=size,
     )
 
 
@@ -1005,6 +1188,7 @@ def erbr(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
@@ -1041,6 +1225,7 @@ def erbr(
         combo=combo,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
         values={"relevance": relevance},
         binary_relevance=True,
     )
@@ -1061,6 +1246,7 @@ def arp(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
     by: Names | None = None,
     combo: Combo | None = "MinMaxRatio",
     weight: str | None = None,
@@ -1102,6 +1288,7 @@ def arp(
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
         per_group=combo is None,
+        universe=universe,
     )
 
     def without_window() -> FastPlan:
@@ -1117,7 +1304,8 @@ def arp(
     per_ranking = proven_or_exact(exact, without_window, in_memory=prep.source.in_memory)
     sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
     if combo is None:
-        sums = _with_sizes(prep, sums)
+        # the replicates' sizes are not shown (ARP's V_g does not divide by them)
+        sums = _with_sizes(prep, sums, None)
     return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
 
@@ -1164,6 +1352,8 @@ def ndkl(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    universe: Universe | None = None,
+    target: Target | None = None,
     by: Names | None = None,
     weight: str | None = None,
     ci: float | None = None,
@@ -1210,7 +1400,9 @@ def ndkl(
         by=by,
         weight=weight,
         bootstrap=_bootstrap(ci, n_boot, seed),
+        universe=universe,
     )
+    reference = _reference(prep, target, listed=universe is not None)
     i = nw.col(_ORDER).cast(nw.Float64)
     w = discount(nw.col(_ORDER))
     # along a ranking, by its rows' orders i: the terms w_i / i of H, and w_i and w_i ln i
@@ -1225,7 +1417,7 @@ def ndkl(
     )
     # the group's running count last: on Spark the running sums share the order's sort
     count = order_within(prep.frame, rank, [*prep.rankings, *prep.groups])
-    exact = _ndkl_sums(prep, along.with_columns(count.alias("__fa_c")), totals)
+    exact = _ndkl_sums(prep, reference, along.with_columns(count.alias("__fa_c")), totals)
 
     def one_pass() -> FastPlan:
         # positions 1..n in every ranking, sorted: the positions are the orders, and one pass
@@ -1243,14 +1435,15 @@ def ndkl(
         ).with_columns(*(order_terms[name].alias(name) for name in ("__fa_w", "__fa_wl")))
         fast = _ndkl_sums(
             prep,
+            reference,
             runs,
             None,
-            [
+            per_group=[
                 nw.col(_ORDER).min().alias("__fa_lo"),
                 nw.col(_ORDER).max().alias("__fa_hi"),
                 nw.col(RUN).max(),
             ],
-            [nw.col("__fa_lo").min(), nw.col("__fa_hi").max(), nw.col(RUN).max()],
+            per_ranking=[nw.col("__fa_lo").min(), nw.col("__fa_hi").max(), nw.col(RUN).max()],
         )
         n = nw.col(_RANKINGS)
         proved = (nw.col("__fa_lo") == 1) & (nw.col("__fa_hi") == n) & (nw.col(RUN) == n)
@@ -1266,6 +1459,8 @@ def ndkl(
     value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
         "__fa_z"
     )
+    # a group with no reference share in a ranking's top prefixes: KL(P_i ‖ D) is +inf
+    value = nw.when(nw.col(_OFF_TARGET) > 0).then(nw.lit(float("inf"))).otherwise(value)
     # the mean over rankings, each weighted by its unit weight (and count in a replicate)
     weighted = prep.row_weight()
     terms = per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl")).with_columns(
@@ -1273,13 +1468,162 @@ def ndkl(
     )
     sums = _over_units(prep, terms, [], [_NUM, _DEN])
     result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndkl"))
+    if reference.unknown is not None:
+        # a universe group absent from the whole frame has no share to compare with
+        unknown = nw.col(_UNKNOWN) > 0
+        result = result.join(reference.unknown, how="cross").with_columns(
+            nw.when(unknown).then(null_float()).otherwise(nw.col("ndkl")).alias("ndkl")
+        )
     return _conclude(prep, result, "ndkl", [])
+
+
+_SHARE = "__fa_share"
+_SHARE_TOLERANCE = 1e-9
+_OFF_TARGET = "__fa_off_target"
+_UNKNOWN = "__fa_unknown"
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """NDKL's reference distribution D.
+
+    ``shares``: the share of each group (column ``_SHARE``), per the columns ``on`` (the
+    groups, and the partition or ranking columns of a target frame); None: each ranking's own
+    mix. ``unknown``: one row, positive where NDKL is undefined (null): a group of the
+    universe has no share (absent from the whole frame, no target given), or the universe has
+    fewer than two groups (nothing to compare); None where a target is given.
+    """
+
+    shares: nw.LazyFrame[Any] | None
+    on: list[str]
+    unknown: nw.LazyFrame[Any] | None = None
+
+
+def _reference(prep: _Prepared, target: Target | None, *, listed: bool) -> _Reference:
+    """D (SPEC §1): ``target=``, else the mapping's shares, else the universe's in the frame.
+
+    The universe's shares are the groups' sizes over the whole frame (every partition), as
+    the group metrics count them: distinct items with ``item=``, else (weighted) rows.
+    """
+    groups = prep.groups
+    if isinstance(target, str) and target == "ranking":
+        return _Reference(None, groups)
+    if target is not None:
+        return _target(prep, target, listed=listed)
+    if prep.mapping is not None:
+        sizes = prep.mapping.group_by(groups).agg(nw.len().alias("__fa_ng"))
+    elif prep.item is not None:
+        sizes = count_distinct(prep.frame, groups, {prep.item: "__fa_ng"})
+    else:
+        rows = nw.col(prep.weight).cast(nw.Float64).sum() if prep.weight else nw.len()
+        sizes = aggregate(prep.frame, groups, rows.alias("__fa_ng"))
+    ng = nw.col("__fa_ng").cast(nw.Float64)
+    if prep.universe is not None and prep.mapping is None:
+        sizes = prep.universe.join(sizes, on=groups, how="left").with_columns(ng.fill_null(0.0))
+    shares = cached(sizes.select(*groups, (ng / ng.sum()).alias(_SHARE)))
+    unknown = shares.select(
+        ((nw.col(_SHARE) == 0).cast(nw.Int64).sum() + (nw.len() < 2).cast(nw.Int64)).alias(
+            _UNKNOWN
+        )
+    )
+    return _Reference(shares, groups, unknown)
+
+
+def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
+    """A desired distribution given as a mapping group → share, or a frame of shares.
+
+    A frame holds the group column(s), ``share``, and optionally ``by`` or ``ranking``
+    columns: one distribution per partition or ranking. Its checks join the call's: shares in
+    [0, 1] summing to 1 (per key), every group of the data with a share, and with a listed
+    universe no group outside it.
+    """
+    groups, source = prep.groups, prep.source
+    schema = prep.frame.collect_schema()
+    keys: list[str] = []
+    if isinstance(target, Mapping):
+        shares = _target_mapping(target, groups, schema, source)
+    elif is_frame(target):
+        names = schema_names(target)
+        keys = [c for c in names if c in prep.rankings and c not in groups]
+        extra = [c for c in names if c not in (*groups, *keys, "share")]
+        if extra:
+            msg = (
+                f"target=: column {extra[0]!r} is neither a group column ({', '.join(groups)}), "
+                "'share', nor a by= or ranking= column"
+            )
+            raise InvalidParameterError(msg)
+        roles = {**dict.fromkeys([*groups, *keys], "target"), "share": "target"}
+        shares = align(target, source, roles, frame_name="target").select(*keys, *groups, "share")
+        validate.require_dtype(shares, "share", "target", "numeric")
+        shares = shares.with_columns(nw.col(k).cast(schema[k]) for k in keys)
+    else:
+        msg = (
+            f"target={target!r}: expected a mapping group → share, a frame with the group "
+            "column(s) and a share column, or 'ranking' (each ranking's own mix)"
+        )
+        raise InvalidParameterError(msg)
+    shares = cached(
+        shares.with_columns(
+            *(nw.col(g).cast(schema[g]) for g in groups), nw.col("share").cast(nw.Float64)
+        )
+    )
+    share = nw.col("share")
+    off = aggregate(partitioned(shares, keys), keys or [WHOLE], share.sum().alias("total"))
+    off = off.filter(((nw.col("total") - 1.0).abs() > _SHARE_TOLERANCE) | nw.col("total").is_nan())
+    present = prep.frame.select(*keys, *groups).unique()
+    checks = [
+        validate.no_nulls(shares, dict.fromkeys([*keys, *groups, "share"], "target")),
+        validate.in_range(shares, "share", "target share", 0, 1),
+        validate.unique_within(shares, [*keys, *groups], "target=", "one share per group"),
+        _offending(off, keys, "target=: the shares of ", " partition(s) do not sum to 1"),
+        _offending(
+            present.join(shares, on=[*keys, *groups], how="anti"),
+            [*keys, *groups],
+            "target=: ",
+            " group(s) of the data have no share",
+            "; give every group a share (0 is allowed)",
+        ),
+    ]
+    if listed:
+        assert prep.universe is not None
+        outside = shares.select(groups).unique().join(prep.universe, on=groups, how="anti")
+        checks.append(
+            _offending(outside, groups, "target=: ", " group(s) are not in the listed universe")
+        )
+    prep.checks.extend(checks)
+    return _Reference(shares.rename({"share": _SHARE}), [*keys, *groups])
+
+
+def _target_mapping(
+    target: Mapping[Any, Any], groups: list[str], schema: Any, source: Source
+) -> nw.LazyFrame[Any]:
+    """A mapping group → share as a frame of the group column(s) and ``share``, checked."""
+    if not target:
+        raise InvalidParameterError("target={}: expected at least one group with its share")
+    shares = list(target.values())
+    for key, value in target.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not (0.0 <= float(value) <= 1.0)
+        ):
+            msg = f"target=: the share of {key!r} is {value!r}; expected a number in [0, 1]"
+            raise InvalidParameterError(msg)
+    total = math.fsum(float(v) for v in shares)
+    if abs(total - 1.0) > _SHARE_TOLERANCE:
+        msg = f"target=: the shares sum to {total!r}; expected them to sum to 1"
+        raise InvalidParameterError(msg)
+    columns = _group_columns("target", list(target), groups, schema)
+    columns["share"] = [float(v) for v in shares]
+    return frame_from_columns(columns, source, parameter="target")
 
 
 def _ndkl_sums(
     prep: _Prepared,
+    reference: _Reference,
     rows: nw.LazyFrame[Any],
     totals: nw.LazyFrame[Any] | None,
+    *,
     per_group: Sequence[nw.Expr] = (),
     per_ranking: Sequence[nw.Expr] = (),
 ) -> nw.LazyFrame[Any]:
@@ -1319,14 +1663,16 @@ def _ndkl_sums(
         .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_RANKINGS))
     )
     ngr = nw.col("__fa_ngr").cast(nw.Float64)
-    if prep.mapping is not None:
-        shares = prep.mapping.group_by(prep.groups).agg(nw.len().alias("__fa_ng"))
-        share = nw.col("__fa_ng").cast(nw.Float64) / nw.col("__fa_ng").sum().cast(nw.Float64)
-        shares = shares.select(*prep.groups, share.log().alias("__fa_lnd"))
-        groups = groups.join(shares, on=prep.groups, how="left")
-    else:
+    if reference.shares is None:  # each ranking's own mix
         groups = groups.with_columns(
-            (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd")
+            (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd"),
+            nw.lit(0, dtype=nw.Int64).alias(_OFF_TARGET),
+        )
+    else:
+        share = nw.col(_SHARE)
+        groups = groups.join(reference.shares, on=reference.on, how="left").with_columns(
+            nw.when(share > 0).then(share.log()).otherwise(nw.lit(0.0)).alias("__fa_lnd"),
+            (share.is_null() | (share == 0)).cast(nw.Int64).alias(_OFF_TARGET),
         )
     lnd = nw.col("__fa_lnd")
     sums = aggregate(
@@ -1337,6 +1683,7 @@ def _ndkl_sums(
         prep.rankings,
         nw.col("__fa_a").sum(),
         nw.col("__fa_b").sum(),
+        nw.col(_OFF_TARGET).max(),
         nw.col(_RANKINGS).max(),
         *(nw.col(term).sum().alias(names[term]) for term in summed),
         *weight,

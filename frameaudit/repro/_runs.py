@@ -132,7 +132,10 @@ class Runs:
         if self.resampling is None:
             totals = [nw.col(name).sum() for name in sums]
             return aggregate(frame, [*self.partition, *keys], *totals)
-        return self.resampling.summed(self.partitioned(frame), self.partition, keys, list(sums))
+        # every repro statistic is a ratio of these counts: they stay exact integers
+        return self.resampling.summed(
+            self.partitioned(frame), self.partition, keys, list(sums), normalised=False
+        )
 
     def point(self) -> Runs:
         """The same runs without the bootstrap: the point estimate's plan, on its own."""

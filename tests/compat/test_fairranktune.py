@@ -234,6 +234,8 @@ def test_arp_sums_per_ranking_fractions_on_partial_rankings() -> None:
             item="item",
             groups=None,
             params={},
+            universe=sorted({(r["group"],) for r in rows}),
+            size="items",
         )
         for (g,), value in fractions.items():
             sums[g] += value or 0.0

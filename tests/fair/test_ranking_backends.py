@@ -26,6 +26,9 @@ PARTIAL, PARTIAL_MAP = random_rankings(
 )
 
 
+SIZED = ("exp", "awrf", "erbp")  # V_g divides by n_g
+
+
 def _mapping_frame(mapping: dict[int, str]) -> pl.DataFrame:
     return pl.DataFrame({"item": list(mapping), "group": list(mapping.values())})
 
@@ -50,6 +53,13 @@ OPTIONS: list[tuple[str, pl.DataFrame, dict[str, Any]]] = [
         {"ranking": "query", "item": "item", "group": ["region", "group"], "by": ["part"]},
     ),
     ("partial-gaps", PARTIAL, {"ranking": "query", "item": "item", "by": "part"}),
+    # a listed universe with a group no row holds (absent everywhere: n = 0, SPEC §1)
+    (
+        "universe-listed",
+        MANY,
+        {"ranking": "query", "item": "item", "universe": ["g0", "g1", "g2", "g9"], "by": "part"},
+    ),
+    ("rows-size", MANY, {"ranking": "query", "item": "item", "size": "rows"}),
     ("partial-gaps-groups", PARTIAL, {"ranking": "query", "item": "item", "groups": PARTIAL_MAP}),
 ]
 
@@ -60,6 +70,11 @@ def arguments(metric: str, options: dict[str, Any], combo: str | None) -> dict[s
     if metric == "iaa":
         kwargs.pop("group", None)
         kwargs.pop("groups", None)
+        kwargs.pop("universe", None)
+    if metric in SIZED and "ranking" in kwargs and "item" not in kwargs:
+        kwargs["size"] = "rows"  # the explicit choice of n_g where items may recur
+    if metric not in SIZED:
+        kwargs.pop("size", None)
     if metric in GROUP_METRICS:
         kwargs["combo"] = combo
     if metric == "erbr":
@@ -144,7 +159,7 @@ def test_backends_match_polars_and_reference(
 
 
 ACCESSOR_CASES = [
-    ("exp", {"ranking": "query", "combo": "MaxMinDiff"}),
+    ("exp", {"ranking": "query", "size": "rows", "combo": "MaxMinDiff"}),
     ("erbr", {"ranking": "query", "relevance": "binary", "combo": None}),
     ("arp", {"ranking": "query", "item": "item", "groups": MANY_MAP, "by": "part"}),
     ("ndkl", {"ranking": "query"}),

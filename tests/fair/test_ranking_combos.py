@@ -49,51 +49,87 @@ EXPECTED: dict[str, dict[str, float | None]] = {
         "LTwo": 0.25 + 0.0625 + 0.03515625,
         "Variance": (0.1875**2 + 0.0625**2 + 0.125**2) / 2,
     },
-    "single": {
-        "MinMaxRatio": 1.0,
-        "MaxMinRatio": 1.0,
-        "MaxMinDiff": 0.0,
-        "MaxAbsDiff": 0.0,
-        "MeanAbsDev": 0.0,
-        "LTwo": 0.5625,
-        "Variance": None,  # 0/0 with G − 1 = 0
-    },
+    # one group compares nothing: every combo is undefined (SPEC §1)
+    "single": dict.fromkeys(COMBOS),
 }
 
 
-def _frame() -> pl.DataFrame:
+def _frame(parts: list[str]) -> pl.DataFrame:
     rows = [
         {"part": part, "rank": k, "group": g}
-        for part, (ranks, _) in CASES.items()
-        for g, positions in ranks.items()
+        for part in parts
+        for g, positions in CASES[part][0].items()
         for k in positions
     ]
     return pl.DataFrame(rows)
 
 
+def _close(value: float | None, want: float | None) -> bool:
+    return value == (None if want is None else pytest.approx(want, rel=1e-15, abs=1e-15))
+
+
 @pytest.mark.parametrize("combo", COMBOS)
 def test_combos_by_hand(constructor: Constructor, combo: Combo) -> None:
-    result = to_polars(fa.fair.erbe(constructor(_frame()), decay=0.5, by="part", combo=combo))
-    assert result["part"].to_list() == sorted(CASES)
-    for part, value in result.iter_rows():
-        want = EXPECTED[part][combo]
-        assert value == (None if want is None else pytest.approx(want, rel=1e-15, abs=1e-15)), part
+    """Each case alone in its frame: its groups are the universe."""
+    for part in CASES:
+        result = to_polars(fa.fair.erbe(constructor(_frame([part])), decay=0.5, combo=combo))
+        assert _close(result.item(), EXPECTED[part][combo]), part
 
 
 @pytest.mark.parametrize("combo", COMBOS)
 def test_public_combine_of_per_group_values_by_hand(constructor: Constructor, combo: Combo) -> None:
     """fa.fair.combine applied afterwards to the per-group frame gives the same hand values."""
-    per_group = fa.fair.erbe(constructor(_frame()), decay=0.5, by="part", combo=None)
-    result = to_polars(fa.fair.combine(per_group, metric="erbe", by="part", combo=combo))
-    assert result.columns == ["part", "erbe"]
-    assert result["part"].to_list() == sorted(CASES)
+    for part in CASES:
+        frame = constructor(_frame([part]))
+        per_group = fa.fair.erbe(frame, decay=0.5, by="part", combo=None)
+        result = to_polars(fa.fair.combine(per_group, metric="erbe", by="part", combo=combo))
+        assert result.columns == ["part", "erbe"]
+        assert _close(result.item(0, "erbe"), EXPECTED[part][combo]), part
+
+
+@pytest.mark.parametrize("combo", COMBOS)
+def test_a_partition_compares_every_group_of_the_frame(
+    constructor: Constructor, combo: Combo
+) -> None:
+    """The cases as ``by`` partitions of one frame: the universe is a, b, c in each (SPEC §1).
+
+    A group with no row in a partition has n = 0 and, ERBE being a total, V_g = 0: "two"
+    compares (½, ⅜, 0), "single" (¾, 0, 0). The combos of those vectors come from the
+    reference's combine, itself checked against the hand-worked table below.
+    """
+    frame = constructor(_frame(list(CASES)))
+    per_group = to_polars(fa.fair.erbe(frame, decay=0.5, by="part", combo=None))
+    assert per_group.filter(pl.col("n") == 0).select("part", "group", "erbe").rows() == [
+        ("single", "b", 0.0),
+        ("single", "c", 0.0),
+        ("two", "c", 0.0),
+    ]
+    result = to_polars(fa.fair.erbe(frame, decay=0.5, by="part", combo=combo))
+    vectors = {"single": [0.75, 0.0, 0.0], "three": CASES["three"][1], "two": [0.5, 0.375, 0.0]}
     for part, value in result.iter_rows():
-        want = EXPECTED[part][combo]
-        assert value == (None if want is None else pytest.approx(want, rel=1e-15, abs=1e-15)), part
+        assert _close(value, combine(vectors[part], combo)), part
+
+
+def test_an_absent_group_never_reads_as_parity(constructor: Constructor) -> None:
+    """A group the frame (or the listed universe) has but a partition lacks: EXP is null."""
+    frame = pl.DataFrame(
+        {
+            "q": [0, 0, 1, 1],
+            "rank": [1, 2, 1, 2],
+            "group": ["m", "m", "m", "w"],
+        }
+    )
+    per_query = to_polars(fa.fair.exp(constructor(frame), ranking="q", size="rows", by="q"))
+    assert per_query.rows() == [(0, None), (1, pytest.approx(1 / math.log2(3)))]
+    only_m = frame.filter(pl.col("group") == "m")
+    assert fa.fair.exp(only_m, ranking="q", size="rows").item() is None  # one group: undefined
+    listed = fa.fair.exp(only_m, ranking="q", size="rows", universe=["m", "w"], combo=None)
+    # m: ranks 1, 2 in query 0 and rank 1 in query 1
+    assert listed.rows() == [("m", pytest.approx((2 + 1 / math.log2(3)) / 3), 3), ("w", None, 0)]
 
 
 def test_public_combine_refuses_bad_input() -> None:
-    per_group = fa.fair.erbe(_frame(), decay=0.5, by="part", combo=None)
+    per_group = fa.fair.erbe(_frame(list(CASES)), decay=0.5, by="part", combo=None)
     with pytest.raises(fa.InvalidParameterError, match="combo=None is not allowed"):
         fa.fair.combine(per_group, metric="erbe", by="part", combo=None)  # type: ignore[arg-type]
     with pytest.raises(
@@ -181,8 +217,11 @@ def test_parity_when_groups_are_treated_identically(metric: str) -> None:
         }
     )
     function = getattr(fa.fair, metric)
-    assert function(frame, ranking="query", combo="MinMaxRatio").item() == pytest.approx(1.0)
-    assert function(frame, ranking="query", combo="MaxMinDiff").item() == pytest.approx(
+    size = {"size": "rows"} if metric != "erbe" and metric != "arp" else {}
+    assert function(frame, ranking="query", combo="MinMaxRatio", **size).item() == pytest.approx(
+        1.0
+    )
+    assert function(frame, ranking="query", combo="MaxMinDiff", **size).item() == pytest.approx(
         0.0, abs=1e-15
     )
 
@@ -190,13 +229,19 @@ def test_parity_when_groups_are_treated_identically(metric: str) -> None:
 def test_arp_without_mixed_pairs_is_null() -> None:
     """Query 0 holds one group: no mixed pair, V = 0/0. Query 1: a above b, V = (1, 0).
 
-    Each row is its own item, so n counts the group's rows: 2 a in query 0, 1 a and 1 b in 1.
+    Each row is its own item, so n counts the group's rows: 2 a in query 0, 1 a and 1 b in 1;
+    b, a group of the frame, is absent from query 0 (n = 0, no pair: null).
     """
     frame = pl.DataFrame(
         {"query": [0, 0, 1, 1], "rank": [1, 2, 1, 2], "group": ["a", "a", "a", "b"]}
     )
     per_group = fa.fair.arp(frame, ranking="query", by="query", combo=None)
-    assert per_group.rows() == [(0, "a", None, 2), (1, "a", 1.0, 1), (1, "b", 0.0, 1)]
+    assert per_group.rows() == [
+        (0, "a", None, 2),
+        (0, "b", None, 0),
+        (1, "a", 1.0, 1),
+        (1, "b", 0.0, 1),
+    ]
     combined = fa.fair.arp(frame, ranking="query", by="query", combo="MinMaxRatio")
     assert combined.rows() == [(0, None), (1, 0.0)]
     pooled = fa.fair.arp(frame, ranking="query", combo=None)  # the one-group ranking adds nothing

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import polars as pl
 import pytest
 from conftest import to_polars
-from reference.ranking import COMBOS
+from reference.ranking import COMBOS, explicit_size
 
 import frameaudit as fa
 from frameaudit import (
@@ -337,7 +337,7 @@ VALUE_CASES = [
 
 
 def call(metric: str, frame: Any, kwargs: dict[str, Any]) -> Any:
-    return getattr(fa.fair, metric)(frame, **{"ranking": "query", **kwargs})
+    return getattr(fa.fair, metric)(frame, **explicit_size(metric, {"ranking": "query", **kwargs}))
 
 
 def _check(error: pytest.ExceptionInfo[FrameAuditError], fragments: list[str]) -> None:
@@ -413,7 +413,7 @@ def test_unsupported_frame_type() -> None:
 def test_error_classes_are_value_errors() -> None:
     """``except ValueError`` keeps working for callers who do not know frameaudit."""
     with pytest.raises(ValueError, match="combo"):
-        fa.fair.exp(BASE, ranking="query", combo="Ratio")  # type: ignore[arg-type]
+        fa.fair.exp(BASE, ranking="query", size="rows", combo="Ratio")  # type: ignore[arg-type]
 
 
 # Inputs that once escaped as non-frameaudit errors (or a silently wrong number).
@@ -435,7 +435,7 @@ FORMER_BUGS = [
         id="mapping values of mixed types",
     ),
     pytest.param(
-        lambda: fa.fair.exp(BASE, ranking="query", group="query", by="query"),
+        lambda: fa.fair.exp(BASE, ranking="query", size="rows", group="query", by="query"),
         id="one column for two roles",
     ),
 ]
@@ -450,5 +450,5 @@ def test_former_bugs_raise_frameaudit_errors(bad_call: Callable[[], Any]) -> Non
 def test_numpy_scalar_parameters_are_numbers() -> None:
     import numpy as np
 
-    expected = fa.fair.awrf(BASE, ranking="query", p=0.5).item()
-    assert fa.fair.awrf(BASE, ranking="query", p=np.float32(0.5)).item() == expected
+    expected = fa.fair.awrf(BASE, ranking="query", size="rows", p=0.5).item()
+    assert fa.fair.awrf(BASE, ranking="query", size="rows", p=np.float32(0.5)).item() == expected

@@ -12,7 +12,7 @@ import pytest
 from conftest import assert_frame_close, to_polars
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference.ranking import COMBOS, GROUP_METRICS, METRICS
+from reference.ranking import COMBOS, GROUP_METRICS, METRICS, explicit_size
 
 import frameaudit as fa
 
@@ -59,7 +59,7 @@ def kwargs_for(metric: str, combo: str | None = "MinMaxRatio") -> dict[str, Any]
 
 
 def run(metric: str, frame: Any, **kwargs: Any) -> pl.DataFrame:
-    return to_polars(getattr(fa.fair, metric)(frame, **kwargs))
+    return to_polars(getattr(fa.fair, metric)(frame, **explicit_size(metric, kwargs)))
 
 
 @SETTINGS
@@ -111,7 +111,9 @@ def test_min_max_ratio_in_unit_interval(frame: pl.DataFrame, metric: str) -> Non
 @SETTINGS
 @given(frame=rankings())
 def test_ndkl_non_negative_and_arp_in_unit_interval(frame: pl.DataFrame) -> None:
-    assert run("ndkl", frame, ranking="query").item() >= 0.0
+    ndkl = run("ndkl", frame, ranking="query").item()
+    # against the universe's shares, a one-group universe compares nothing: undefined
+    assert ndkl is None if frame["group"].n_unique() < 2 else ndkl >= 0.0
     for value in run("arp", frame, **kwargs_for("arp", None))["arp"]:
         assert value is None or 0.0 <= value <= 1.0
 
@@ -146,6 +148,7 @@ def identical_treatment(draw: st.DrawFn) -> pl.DataFrame:
 @given(frame=identical_treatment(), metric=st.sampled_from(GROUP_METRICS))
 def test_perfect_parity(frame: pl.DataFrame, metric: str) -> None:
     kwargs = {"ranking": "query", **({"relevance": "binary"} if metric == "erbr" else {})}
+    kwargs = explicit_size(metric, kwargs)
     function = getattr(fa.fair, metric)
     assert function(frame, combo="MinMaxRatio", **kwargs).item() == pytest.approx(1.0, rel=1e-12)
     assert function(frame, combo="MaxMinDiff", **kwargs).item() == pytest.approx(0.0, abs=1e-12)
@@ -154,12 +157,17 @@ def test_perfect_parity(frame: pl.DataFrame, metric: str) -> None:
 @SETTINGS
 @given(frame=rankings(), label=st.sampled_from(LABELS))
 def test_ndkl_zero_when_every_prefix_matches_the_reference(frame: pl.DataFrame, label: str) -> None:
-    """With one group, every prefix has the reference proportions (all of that group)."""
+    """With one group, every prefix has the reference proportions (all of that group).
+
+    Measured against each ranking's own mix (FairRankTune's reference) that is 0; against the
+    universe's shares a one-group universe compares nothing, and NDKL is undefined (SPEC §1).
+    """
     one_group = frame.with_columns(pl.lit(label).alias("group"))
-    assert run("ndkl", one_group, ranking="query").item() == pytest.approx(0.0, abs=1e-12)
+    own = run("ndkl", one_group, ranking="query", target="ranking").item()
+    assert own == pytest.approx(0.0, abs=1e-12)
+    assert run("ndkl", one_group, ranking="query").item() is None
     mapping = dict.fromkeys(frame["item"].unique(), label)
-    ndkl = run("ndkl", frame, ranking="query", item="item", groups=mapping).item()
-    assert ndkl == pytest.approx(0.0, abs=1e-12)
+    assert run("ndkl", frame, ranking="query", item="item", groups=mapping).item() is None
 
 
 # --- Bad input: random corruption must raise a frameaudit error, never anything else. --------
@@ -318,7 +326,8 @@ def test_repeated_positions_are_found_in_any_row_order(frame: pl.DataFrame, lazy
     repeated = {query for query, position in pairs if pairs.count((query, position)) > 1}
 
     def run() -> None:
-        result = fa.fair.exp(frame.lazy() if lazy else frame, ranking="query", combo=None)
+        source = frame.lazy() if lazy else frame
+        result = fa.fair.exp(source, ranking="query", size="rows", combo=None)
         if isinstance(result, pl.LazyFrame):
             result.collect()
 

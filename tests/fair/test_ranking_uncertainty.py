@@ -19,7 +19,7 @@ import pytest
 import frameaudit as fa
 from frameaudit._engine.resample import with_poisson_counts
 from tests.conftest import Constructor, assert_frame_close, to_polars
-from tests.reference.ranking import expected, random_rankings
+from tests.reference.ranking import expected, explicit_size, random_rankings
 
 EXTRA: dict[str, dict[str, Any]] = {
     "exp": {},
@@ -58,7 +58,8 @@ def _repeated(frame: pl.DataFrame) -> pl.DataFrame:
 def _call(metric: str, frame: Any, **kwargs: Any) -> Any:
     if metric == "iaa":
         kwargs.pop("group", None)
-    return getattr(fa.fair, metric)(frame, ranking="query", **EXTRA[metric], **kwargs)
+    arguments = explicit_size(metric, {"ranking": "query", **EXTRA[metric], **kwargs})
+    return getattr(fa.fair, metric)(frame, **arguments)
 
 
 # the group metrics combined and per group; NDKL and IAA (one number); IAA has no groups=
@@ -114,7 +115,7 @@ def test_fractional_weights_weigh_the_sums() -> None:
         {"query": [1, 1, 2], "rank": [1, 2, 1], "group": ["a", "b", "a"], "w": [0.5, 0.5, 2.0]}
     )
     # V_a = (0.5·1 + 2·1) / (0.5 + 2) = 1; V_b = 0.5·(1/log2 3) / 0.5
-    result = fa.fair.exp(frame, ranking="query", weight="w", combo=None)
+    result = fa.fair.exp(frame, ranking="query", size="rows", weight="w", combo=None)
     assert result["exp"].to_list() == pytest.approx([1.0, 1 / np.log2(3)])
     assert result["n"].to_list() == [2.5, 0.5]
 
@@ -197,7 +198,9 @@ def test_ninety_percent_intervals_cover_the_population_value_ninety_percent_of_t
             "group": np.where(is_a.ravel(), "a", "b"),
         }
     )
-    result = fa.fair.exp(frame, ranking="query", by="sample", ci=0.9, n_boot=500, seed=1)
+    result = fa.fair.exp(
+        frame, ranking="query", size="rows", by="sample", ci=0.9, n_boot=500, seed=1
+    )
     covered = ((result["exp_lo"] <= truth) & (result["exp_hi"] >= truth)).mean()
     # the binomial standard error of the coverage over 400 samples is 0.015
     assert 0.85 <= covered <= 0.95, covered
@@ -233,16 +236,16 @@ def test_same_seed_same_interval_on_every_engine(
 
 def test_lazy_call_stays_lazy_and_streams() -> None:
     frame, _ = random_rankings(3, n_items=12, n_rankings=9, length=6)
-    lazy = fa.fair.exp(frame.lazy(), ranking="query", ci=0.9, n_boot=100)
+    lazy = fa.fair.exp(frame.lazy(), ranking="query", size="rows", ci=0.9, n_boot=100)
     assert isinstance(lazy, pl.LazyFrame)
-    eager = fa.fair.exp(frame, ranking="query", ci=0.9, n_boot=100)
+    eager = fa.fair.exp(frame, ranking="query", size="rows", ci=0.9, n_boot=100)
     assert_frame_close(lazy.collect(engine="streaming"), eager)
 
 
 def test_seeds_give_different_intervals() -> None:
     frame, _ = random_rankings(3, n_items=12, n_rankings=30, length=6)
-    first = fa.fair.exp(frame, ranking="query", ci=0.9, n_boot=200, seed=1)
-    second = fa.fair.exp(frame, ranking="query", ci=0.9, n_boot=200, seed=2)
+    first = fa.fair.exp(frame, ranking="query", size="rows", ci=0.9, n_boot=200, seed=1)
+    second = fa.fair.exp(frame, ranking="query", size="rows", ci=0.9, n_boot=200, seed=2)
     # the point estimate does not depend on the seed (up to the last bit: Polars' parallel
     # grouped sums may add in another order from one call to the next)
     assert first["exp"].item() == pytest.approx(second["exp"].item(), rel=1e-14)
@@ -255,7 +258,7 @@ def test_seeds_give_different_intervals() -> None:
 
 def test_a_single_ranking_gives_a_null_interval() -> None:
     frame, _ = random_rankings(3, n_items=12, n_rankings=4, length=6, n_parts=4)
-    result = fa.fair.exp(frame, ranking="query", by="part", ci=0.9, n_boot=50)
+    result = fa.fair.exp(frame, ranking="query", size="rows", by="part", ci=0.9, n_boot=50)
     assert result["rankings"].to_list() == [1, 1, 1, 1]
     assert result["exp_lo"].null_count() == 4
     assert result["exp_hi"].null_count() == 4
@@ -275,7 +278,9 @@ def test_a_group_missing_from_a_replicate_is_counted_as_undefined() -> None:
         }
     )
     n_boot, seed = 300, 5
-    result = fa.fair.exp(frame, ranking="query", combo=None, ci=0.9, n_boot=n_boot, seed=seed)
+    result = fa.fair.exp(
+        frame, ranking="query", size="rows", combo=None, ci=0.9, n_boot=n_boot, seed=seed
+    )
     pairs = {"unit": [u for u in range(3) for _ in range(n_boot)], "rep": list(range(n_boot)) * 3}
     units = nw.from_native(pl.LazyFrame(pairs))
     draws = with_poisson_counts(units, "unit", "rep", seed, "k").collect().to_native()
@@ -356,4 +361,4 @@ def test_bad_uncertainty_input_is_refused(
     constructor: Constructor, frame: pl.DataFrame, kwargs: dict[str, Any], error: type, match: str
 ) -> None:
     with pytest.raises(error, match=match):
-        to_polars(fa.fair.exp(constructor(frame), **kwargs))
+        to_polars(fa.fair.exp(constructor(frame), size="rows", **kwargs))

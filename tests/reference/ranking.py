@@ -18,6 +18,8 @@ import pandas as pd
 import polars as pl
 
 GROUP_METRICS = ("exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp")
+SIZED = ("exp", "awrf", "erbp")
+"""The group metrics whose V_g divides by the group size n_g."""
 METRICS = (*GROUP_METRICS, "ndkl", "iaa")
 COMBOS = (
     "MinMaxRatio",
@@ -47,8 +49,11 @@ def _bad(value: Value) -> bool:
 
 
 def combine(values: Sequence[Value], combo: str) -> Value:
-    """A combo over per-group values; None if a value or the result is undefined (0/0, NaN)."""
-    if any(_bad(v) for v in values):
+    """A combo over per-group values; None if a value or the result is undefined (0/0, NaN).
+
+    Fewer than two groups compare nothing: None too.
+    """
+    if any(_bad(v) for v in values) or len(values) < 2:
         return None
     vals = [float(v) for v in values if v is not None]
     count = len(vals)
@@ -132,16 +137,29 @@ def group_sizes(
     group: Sequence[str],
     item: str | None,
     groups: Mapping[Any, Any] | None,
+    universe: Sequence[tuple[Any, ...]],
+    size: str,
     **_: Any,
 ) -> dict[tuple[Any, ...], float]:
-    """n_g for every group of the universe: mapping items, else distinct items, else rows."""
+    """n_g for every group of the universe: mapping items, else distinct items, else rows.
+
+    A group of the universe with no row in ``rows`` has size 0 (without a mapping).
+    """
     if groups is not None:
-        universe = sorted({(g,) for g in groups.values()})
         return {g: float(sum(1 for v in groups.values() if (v,) == g)) for g in universe}
     members: dict[tuple[Any, ...], set[Any]] = defaultdict(set)
     for index, row in enumerate(rows):
-        members[_key(row, group)].add(row[item] if item is not None else index)
-    return {g: float(len(members[g])) for g in sorted(members)}
+        members[_key(row, group)].add(row[item] if size == "items" else index)
+    return {g: float(len(members[g])) for g in universe}
+
+
+def frame_universe(
+    rows: Sequence[Row], group: Sequence[str], groups: Mapping[Any, Any] | None
+) -> list[tuple[Any, ...]]:
+    """The groups of the whole frame (every partition), or the mapping's (SPEC §1)."""
+    if groups is not None:
+        return sorted({(g,) for g in groups.values()})
+    return sorted({_key(row, group) for row in rows})
 
 
 def per_group(
@@ -154,6 +172,8 @@ def per_group(
     item: str | None,
     groups: Mapping[Any, Any] | None,
     params: Mapping[str, Any],
+    universe: Sequence[tuple[Any, ...]],
+    size: str,
 ) -> dict[tuple[Any, ...], Value]:
     """V_g for every group of the universe, for the rows of one partition."""
 
@@ -162,8 +182,7 @@ def per_group(
             return (groups[row[item]],)  # type: ignore[index]
         return _key(row, group)
 
-    size = group_sizes(rows, group=group, item=item, groups=groups)
-    universe = sorted(size)
+    sizes = group_sizes(rows, group=group, item=item, groups=groups, universe=universe, size=size)
 
     if metric == "arp":
         won: dict[Any, int] = defaultdict(int)
@@ -186,7 +205,7 @@ def per_group(
         return {g: div(num[g], rel[g]) for g in universe}
     if metric == "erbe":
         return {g: num[g] for g in universe}
-    return {g: div(num[g], size[g]) for g in universe}
+    return {g: div(num[g], sizes[g]) for g in universe}
 
 
 def kl(prefix: Mapping[Any, float], target: Mapping[Any, float], eps: float = 0.0) -> float:
@@ -196,7 +215,7 @@ def kl(prefix: Mapping[Any, float], target: Mapping[Any, float], eps: float = 0.
         p = prefix.get(g, 0.0) + eps
         d = target.get(g, 0.0) + eps
         if p > 0:
-            total += p * math.log(p / d)
+            total += math.inf if d == 0 else p * math.log(p / d)
     return total
 
 
@@ -233,19 +252,22 @@ def _scalar(
     item: str | None,
     groups: Mapping[Any, Any] | None,
     params: Mapping[str, Any],
-) -> float:
-    """NDKL (mean over rankings) or IAA (amortized over rankings) of one partition."""
+    shares: Mapping[Any, float] | None,
+    **_: Any,
+) -> Value:
+    """NDKL (mean over rankings) or IAA (amortized over rankings) of one partition.
+
+    ``shares``: NDKL's reference distribution (None: each ranking's own mix).
+    """
     if metric == "ndkl":
 
         def group_of(row: Row) -> Any:
-            return groups[row[item]] if groups is not None else _key(row, group)  # type: ignore[index]
+            return (groups[row[item]],) if groups is not None else _key(row, group)  # type: ignore[index]
 
-        target = None
-        if groups is not None:
-            labels = list(groups.values())
-            target = {g: labels.count(g) / len(labels) for g in set(labels)}
+        if shares is not None and (len(shares) < 2 or 0.0 in shares.values()):
+            return None  # a universe group absent from the frame, or nothing to compare
         values = [
-            ndkl_one(r, rank=rank, group_of=group_of, target=target)
+            ndkl_one(r, rank=rank, group_of=group_of, target=shares)
             for r in _split(rows, ranking).values()
         ]
         return sum(values) / len(values)
@@ -265,6 +287,9 @@ def expected(
     ranking: str | Sequence[str] | None = None,
     item: str | None = None,
     groups: Mapping[Any, Any] | None = None,
+    universe: Sequence[Any] | None = None,
+    target: Mapping[Any, float] | str | None = None,
+    size: str | None = None,
     by: str | Sequence[str] | None = None,
     combo: str | None = "MinMaxRatio",
     relevance: str = "relevance",
@@ -272,9 +297,21 @@ def expected(
     p: float = 0.5,
     decay: float = 0.5,
 ) -> pl.DataFrame:
-    """The frame frameaudit's ``metric`` should return for these arguments (docs/ranking.md)."""
+    """The frame frameaudit's ``metric`` should return for these arguments (docs/ranking.md).
+
+    The group universe is the mapping's, else ``universe`` (values, or tuples for several
+    group columns), else every group of the whole frame. ``size``: "items" or "rows" (default:
+    items with ``item``). NDKL's reference: ``target`` (a mapping, or "ranking": each
+    ranking's own mix), else the universe's shares of the whole frame.
+    """
     group_names, ranking_names, by_names = _names(group), _names(ranking), _names(by)
     params = {"relevance": relevance, "ctr": ctr, "p": p, "decay": decay}
+    rows = frame.to_dicts()
+    if universe is not None:
+        listed = sorted(v if isinstance(v, tuple) else (v,) for v in universe)
+    else:
+        listed = frame_universe(rows, group_names, groups)
+    size = size or ("items" if item is not None else "rows")
     kwargs = {
         "rank": rank,
         "group": group_names,
@@ -282,6 +319,9 @@ def expected(
         "item": item,
         "groups": groups,
         "params": params,
+        "universe": listed,
+        "size": size,
+        "shares": _shares(rows, group_names, item, groups, listed, target),
     }
     out: list[dict[str, Any]] = []
     for part, rows in sorted(_split(frame.to_dicts(), by_names).items()):
@@ -289,7 +329,7 @@ def expected(
         if metric in ("ndkl", "iaa"):
             out.append({**head, metric: _scalar(metric, rows, **kwargs)})  # type: ignore[arg-type]
             continue
-        values = per_group(metric, rows, **kwargs)  # type: ignore[arg-type]
+        values = per_group(metric, rows, **_without(kwargs, "shares"))  # type: ignore[arg-type]
         if combo is None:
             sizes = group_sizes(rows, **kwargs)  # type: ignore[arg-type]
             out += [
@@ -304,6 +344,50 @@ def expected(
         *keys, pl.col(metric).cast(pl.Float64), *([pl.col("n").cast(pl.Int64)] if sized else [])
     )
     return result.sort(keys) if keys else result
+
+
+def explicit_size(metric: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with ``size="rows"`` where ``metric`` needs the choice made explicitly.
+
+    A sized metric with several rankings in a partition and no ``item=`` refuses to guess
+    whether rows are items; tests whose rows are their own items say so.
+    """
+    several = kwargs.get("ranking") is not None and kwargs.get("ranking") != kwargs.get("by")
+    if metric in SIZED and several and kwargs.get("item") is None and "size" not in kwargs:
+        return {**kwargs, "size": "rows"}
+    return dict(kwargs)
+
+
+def _without(kwargs: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if k not in names}
+
+
+def _shares(
+    rows: Sequence[Row],
+    group: Sequence[str],
+    item: str | None,
+    groups: Mapping[Any, Any] | None,
+    universe: Sequence[tuple[Any, ...]],
+    target: Mapping[Any, float] | str | None,
+) -> dict[tuple[Any, ...], float] | None:
+    """NDKL's reference distribution over the universe (None: each ranking's own mix)."""
+    if target == "ranking":
+        return None
+    if isinstance(target, Mapping):
+        return {(k if isinstance(k, tuple) else (k,)): float(v) for k, v in target.items()}
+    if groups is not None:
+        counts = {g: float(sum(1 for v in groups.values() if (v,) == g)) for g in universe}
+    else:
+        counts = group_sizes(
+            rows,
+            group=group,
+            item=item,
+            groups=None,
+            universe=universe,
+            size="items" if item is not None else "rows",
+        )
+    total = sum(counts.values())
+    return {g: counts[g] / total for g in universe}
 
 
 # ---------------------------------------------------------------------------------------------

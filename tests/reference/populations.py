@@ -1,0 +1,313 @@
+"""Populations with a known sampling distribution, to validate intervals as statistics (SPEC §5).
+
+Each :class:`Kind` draws many independent samples (audits) from one population, as one frame
+with a ``sample`` column, and computes its statistic per sample with frameaudit (``by=`` the
+sample). :func:`validate` then measures, for a 90% interval:
+
+* the statistic's true sampling distribution, from ``truth_samples`` samples: its mean (the
+  population value at this sample size) and its 90% spread (the 95th minus the 5th
+  percentile);
+* how often the interval of each of ``interval_samples`` further samples covers the mean, and
+  its mean width over the true spread.
+
+The populations are numpy generators written from the model alone; nothing here depends on how
+frameaudit draws its replicates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+import frameaudit as fa
+
+__all__ = ["KINDS", "Kind", "Result", "validate"]
+
+LEVEL = 0.9
+Generator = Callable[[np.random.Generator, int], pl.DataFrame]
+Statistic = Callable[..., pl.DataFrame]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of interval: a population and the statistic computed on its samples.
+
+    ``statistic(frame, **bootstrap)`` returns one row per sample (and per ``keys`` value) with
+    the value column ``value`` (and ``value_lo``, ``value_hi`` given ``ci=``).
+    """
+
+    name: str
+    unit: str
+    generate: Generator
+    statistic: Statistic
+    value: str
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Result:
+    """Coverage and width of one kind's interval, per key (e.g. per group)."""
+
+    kind: str
+    key: str
+    truth: float
+    spread: float
+    coverage: float
+    width: float
+    samples: int
+
+
+def _distinct_rows(rng: np.random.Generator, n: int, k: int, catalogue: int) -> np.ndarray:
+    """``n`` rows of ``k`` distinct items drawn uniformly from ``catalogue`` items."""
+    if catalogue == k:
+        return np.argsort(rng.random((n, k)), axis=1)
+    items = rng.integers(0, catalogue, size=(n, k))
+    while True:
+        ordered = np.sort(items, axis=1)
+        repeated = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+        if not repeated.any():
+            return items
+        items[repeated] = rng.integers(0, catalogue, size=(int(repeated.sum()), k))
+
+
+def search_log(rankings: int, length: int, catalogue: int | None) -> Generator:
+    """Samples of ``rankings`` rankings of ``length`` items; group "a" (40%) is pushed down.
+
+    ``catalogue``: the number of items the rankings draw from (None: every row a new item,
+    items never recur). An item's group is fixed (item id mod 5 < 2 is "a").
+    """
+
+    def generate(rng: np.random.Generator, samples: int) -> pl.DataFrame:
+        n = samples * rankings
+        if catalogue is None:
+            items = np.arange(n * length).reshape(n, length)
+            is_a = rng.random((n, length)) < 0.4
+        else:
+            items = _distinct_rows(rng, n, length, catalogue)
+            is_a = items % 5 < 2
+        order = np.argsort(rng.random((n, length)) + 0.7 * is_a, axis=1)
+        items = np.take_along_axis(items, order, axis=1)
+        is_a = np.take_along_axis(is_a, order, axis=1)
+        relevance = np.clip(0.6 - 0.3 * is_a + 0.3 * rng.standard_normal((n, length)), 0, 1)
+        return pl.DataFrame(
+            {
+                "sample": np.repeat(np.arange(samples), rankings * length),
+                "query": np.repeat(np.arange(n), length),
+                "rank": np.tile(np.arange(1, length + 1), n),
+                "item": items.ravel(),
+                "group": np.where(is_a.ravel(), "a", "b"),
+                "relevance": relevance.ravel(),
+            }
+        )
+
+    return generate
+
+
+def _ranking(metric: str, **options: Any) -> Statistic:
+    def statistic(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
+        function = getattr(fa.fair, metric)
+        result = function(frame, ranking="query", by="sample", **options, **bootstrap)
+        return result.rename(lambda c: c.replace(metric, "value"))
+
+    return statistic
+
+
+def points(size: int) -> Generator:
+    """Samples of ``size`` points in 4 clusters; group a (30%) falls into them unevenly."""
+
+    def generate(rng: np.random.Generator, samples: int) -> pl.DataFrame:
+        n = samples * size
+        is_a = rng.random(n) < 0.3
+        cumulative_a, cumulative_b = np.cumsum([0.4, 0.3, 0.2, 0.1]), np.cumsum([0.25] * 4)
+        u = rng.random(n)
+        cluster = np.where(is_a, np.searchsorted(cumulative_a, u), np.searchsorted(cumulative_b, u))
+        return pl.DataFrame(
+            {
+                "sample": np.repeat(np.arange(samples), size),
+                "point": np.arange(n),
+                "cluster": np.minimum(cluster, 3),
+                "group": np.where(is_a, "a", "b"),
+            }
+        )
+
+    return generate
+
+
+def _clustering(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
+    result = fa.fair.cluster_distribution_tv(
+        frame, a="a", b="b", point="point", by="sample", **bootstrap
+    )
+    return result.rename(lambda c: c.replace("cluster_distribution_tv", "value"))
+
+
+def runs(samples_per_audit: int, n_runs: int) -> Generator:
+    """Samples of ``samples_per_audit`` evaluation items, each predicted by ``n_runs`` runs.
+
+    A fifth of the items are hard (each run errs with probability 0.6), the rest easy (0.1).
+    """
+
+    def generate(rng: np.random.Generator, samples: int) -> pl.DataFrame:
+        n = samples * samples_per_audit
+        hard = rng.random(n) < 0.2
+        wrong = rng.random((n_runs, n)) < np.where(hard, 0.6, 0.1)
+        target = rng.integers(0, 2, n)
+        return pl.DataFrame(
+            {
+                "sample_id": np.tile(np.repeat(np.arange(samples), samples_per_audit), n_runs),
+                "run": np.repeat(np.arange(n_runs), n),
+                "sample": np.tile(np.arange(n), n_runs),
+                "target": np.tile(target, n_runs),
+                "prediction": np.where(wrong, 1 - target, target).ravel(),
+            }
+        )
+
+    return generate
+
+
+def _repro(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
+    result = fa.repro.ec_local(frame, by="sample_id", **bootstrap)
+    return result.rename({"sample_id": "sample"}).rename(lambda c: c.replace("ec_local", "value"))
+
+
+def neighbours(queries: int, k: int) -> Generator:
+    """Samples of ``queries`` queries with ``k`` neighbours; a query is "hard" with p = 0.3."""
+
+    def generate(rng: np.random.Generator, samples: int) -> pl.DataFrame:
+        n = samples * queries
+        hard = rng.random(n) < 0.3
+        agree = rng.random((n, k)) < np.where(hard, 0.4, 0.9)[:, None]
+        return pl.DataFrame(
+            {
+                "sample": np.repeat(np.arange(samples), queries * k),
+                "query": np.repeat(np.arange(n), k),
+                "distance": rng.exponential(1.0, n * k),
+                "label": np.where(agree.ravel(), 1, 0),
+                "predicted": np.ones(n * k, dtype=np.int64),
+            }
+        )
+
+    return generate
+
+
+def _correspondence(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
+    result = fa.explain.correspondence(frame, by="sample", **bootstrap)
+    return result.rename(lambda c: c.replace("correspondence", "value"))
+
+
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in [
+        Kind(
+            "EXP MinMaxRatio (a ratio of sums)",
+            "query",
+            search_log(200, 25, None),
+            _ranking("exp", size="rows"),
+            "value",
+        ),
+        Kind(
+            "ERBE per group (a total)",
+            "query",
+            search_log(200, 25, None),
+            _ranking("erbe", combo=None),
+            "value",
+            ("group",),
+        ),
+        Kind("IAA (a total)", "query", search_log(200, 25, None), _ranking("iaa"), "value"),
+        Kind(
+            "EXP per group, item=, items never recur",
+            "query",
+            search_log(200, 25, None),
+            _ranking("exp", item="item", combo=None),
+            "value",
+            ("group",),
+        ),
+        Kind(
+            "EXP per group, item=, items recur (1.25 rankings an item)",
+            "query",
+            search_log(200, 25, 4000),
+            _ranking("exp", item="item", combo=None),
+            "value",
+            ("group",),
+        ),
+        Kind(
+            "EXP per group, item=, 25 items in every ranking",
+            "query",
+            search_log(200, 25, 25),
+            _ranking("exp", item="item", combo=None),
+            "value",
+            ("group",),
+        ),
+        Kind(
+            "NDKL (a mean over rankings)",
+            "query",
+            search_log(200, 25, None),
+            _ranking("ndkl"),
+            "value",
+        ),
+        Kind(
+            "ARP MinMaxRatio (pairs)",
+            "query",
+            search_log(200, 25, None),
+            _ranking("arp"),
+            "value",
+        ),
+        Kind("cluster distribution TV", "point", points(2000), _clustering, "value"),
+        Kind("EC_l, mean over run pairs", "sample", runs(500, 5), _repro, "value"),
+        Kind("mean correspondence", "query", neighbours(300, 7), _correspondence, "value"),
+    ]
+}
+
+
+def validate(
+    kind: Kind,
+    *,
+    truth_samples: int = 2000,
+    interval_samples: int = 300,
+    n_boot: int = 400,
+    seed: int = 2026,
+    generate: Generator | None = None,
+) -> list[Result]:
+    """Coverage and width of ``kind``'s 90% interval (see the module's docstring)."""
+    generate = generate or kind.generate
+    rng = np.random.default_rng(seed)
+    keys = list(kind.keys)
+    truth_frame = kind.statistic(generate(rng, truth_samples))
+    truth = truth_frame.group_by(keys or pl.lit(0)).agg(
+        pl.col("value").mean().alias("truth"),
+        (pl.col("value").quantile(0.95, "linear") - pl.col("value").quantile(0.05, "linear")).alias(
+            "spread"
+        ),
+    )
+    intervals = kind.statistic(generate(rng, interval_samples), ci=LEVEL, n_boot=n_boot, seed=seed)
+    if keys:
+        joined = intervals.join(truth, on=keys, how="left")
+    else:
+        joined = intervals.join(truth.drop("literal"), how="cross")
+    summary = joined.group_by(keys or pl.lit(0)).agg(
+        pl.col("truth").first(),
+        pl.col("spread").first(),
+        ((pl.col("value_lo") <= pl.col("truth")) & (pl.col("truth") <= pl.col("value_hi")))
+        .mean()
+        .alias("coverage"),
+        ((pl.col("value_hi") - pl.col("value_lo")).mean() / pl.col("spread").first()).alias(
+            "width"
+        ),
+        pl.len().alias("samples"),
+    )
+    label = (lambda row: "/".join(str(row[k]) for k in keys)) if keys else (lambda _: "")
+    return [
+        Result(
+            kind.name,
+            label(row),
+            row["truth"],
+            row["spread"],
+            row["coverage"],
+            row["width"],
+            row["samples"],
+        )
+        for row in summary.sort(keys or "truth").iter_rows(named=True)
+    ]
