@@ -26,6 +26,7 @@ from frameaudit._engine import MAX_SEED
 from frameaudit.exceptions import InvalidParameterError
 
 __all__ = [
+    "MAX_BOOT",
     "UNCERTAINTY",
     "Choice",
     "Constraint",
@@ -33,6 +34,7 @@ __all__ = [
     "Integer",
     "Optional",
     "Real",
+    "Several",
     "constraints",
 ]
 
@@ -142,6 +144,33 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class Several:
+    """One of the choices, or a non-empty list of distinct ones (``combo=["LTwo", "Variance"]``)."""
+
+    choice: Choice
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is a choice or a non-empty list of distinct choices."""
+        if not isinstance(value, list | tuple):
+            self.choice.check(parameter, value)
+            return
+        if not value:
+            msg = f"{parameter}=[]: expected one of the choices or a non-empty list of them"
+            raise InvalidParameterError(msg)
+        for item in value:
+            if not self.choice.holds(item):
+                raise InvalidParameterError.choice(f"{parameter} item", item, self.choice.values)
+        if len(set(value)) < len(value):
+            msg = f"{parameter}={value!r}: a choice is listed more than once"
+            raise InvalidParameterError(msg)
+
+    def invalid(self) -> list[Any]:
+        """The choice's invalid values, an empty list and a list with a repeat."""
+        first = self.choice.values[0]
+        return [*self.choice.invalid(), [], [first, first]]
+
+
+@dataclass(frozen=True)
 class Flag:
     """True or False (no other truthy value: ``weighted="no"`` would silently be True)."""
 
@@ -160,7 +189,7 @@ class Flag:
 class Optional:
     """``inner``, or None."""
 
-    inner: Real | Integer | Choice | Flag
+    inner: Real | Integer | Choice | Several | Flag
 
     def check(self, parameter: str, value: Any) -> None:
         """Raise unless ``value`` is None or fits ``inner``."""
@@ -171,6 +200,10 @@ class Optional:
             raise InvalidParameterError(msg)
         if isinstance(self.inner, Choice) and not self.inner.holds(value):
             raise InvalidParameterError.choice(parameter, value, [*self.inner.values, None])
+        several = isinstance(self.inner, Several) and not isinstance(value, list | tuple)
+        if several and not self.inner.choice.holds(value):  # type: ignore[union-attr]
+            values = [*self.inner.choice.values, None]  # type: ignore[union-attr]
+            raise InvalidParameterError.choice(parameter, value, values)
         self.inner.check(parameter, value)
 
     def invalid(self) -> list[Any]:
@@ -206,9 +239,13 @@ def constraints(**declared: Constraint) -> Callable[[F], F]:
     return decorate
 
 
+MAX_BOOT = 100_000
+"""The most bootstrap replicates a call may ask for: past it, memory and time grow for nothing
+(the Monte-Carlo error of a 95% interval's ends is already about 0.1% of its width at 10,000)."""
+
 UNCERTAINTY: dict[str, Constraint] = {
     "ci": Optional(Real(0.0, 1.0, low_open=True, high_open=True)),
-    "n_boot": Integer(2),
+    "n_boot": Integer(2, MAX_BOOT),
     "seed": Integer(0, MAX_SEED),
 }
 """The interval options of every metric with a resampling unit (``ci``, ``n_boot``, ``seed``)."""

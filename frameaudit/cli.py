@@ -1,19 +1,18 @@
 """The ``frameaudit`` command line: reports of every metric family, on built-in examples or files.
 
-``frameaudit demo`` prints the fair-ranking report on a built-in example; ``frameaudit demo
-clustering``, ``repro`` and ``explain`` print the other families' reports, ``frameaudit demo
-all`` every one. ``frameaudit report FAMILY FILE --role column ...`` prints the same report for
-a Parquet, CSV, Arrow IPC or NDJSON file, with the file's column names given as options.
-``frameaudit --version`` prints the installed version.
+See :data:`DESCRIPTION` (what ``frameaudit --help`` prints) and :data:`EXIT_STATUS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
+import os
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,25 @@ import polars as pl
 
 from frameaudit import datasets, explain, report
 from frameaudit.exceptions import ColumnNotFoundError, FrameAuditError, InvalidParameterError
-from frameaudit.report import Report
+from frameaudit.report import Report, write_atomically
 
-__all__ = ["main"]
+__all__ = ["DESCRIPTION", "EXIT_STATUS", "main"]
+
+DESCRIPTION = """\
+Responsible-AI metrics on a data file or a built-in example.
+
+  frameaudit demo [FAMILY]          the report of a family on a built-in example
+                                    (ranking, clustering, repro, explain, or all)
+  frameaudit report FAMILY FILE     the report of a Parquet, CSV, Arrow IPC or NDJSON
+                                    file, its column names given as options
+                                    (frameaudit report FAMILY --help lists them)
+"""
+EXIT_STATUS = """\
+exit status:
+  0  the report was made and every --require rule holds
+  1  a --require rule failed (each verdict is printed on standard error)
+  2  a usage or data error (a bad option, an unreadable file, an unwritable --output)
+"""
 
 _READERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".parquet": pl.scan_parquet,
@@ -162,10 +177,20 @@ def _report(args: argparse.Namespace) -> Report:
         if args.ci is not None and args.ranking is None:
             msg = f"--ci={args.ci}: intervals resample the rankings; give --ranking"
             raise InvalidParameterError(msg)
+        named |= {"--by": args.by, "--weight": [args.weight]}
         log = _read(args.file, _columns(named))
         roles = {"rank": args.rank, "group": args.group, "ranking": args.ranking, "item": args.item}
         columns = {"relevance": args.relevance, "ctr": args.ctr, "relevant": args.relevant}
-        return report.ranking(log, **roles, **columns, p=args.p, decay=args.decay, **boot)
+        options = {
+            "universe": _universe(log, args.group, args.universe),
+            "size": args.size,
+            "target": _target(log, args.group, args.target),
+            "by": args.by,
+            "weight": args.weight,
+        }
+        return report.ranking(
+            log, **roles, **columns, **options, p=args.p, decay=args.decay, **boot
+        )
     if family == "clustering":
         if args.ci is not None and args.point is None:
             msg = f"--ci={args.ci}: intervals resample the points; give --point"
@@ -186,6 +211,44 @@ def _report(args: argparse.Namespace) -> Report:
         runs = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
         return report.repro(runs, **roles, **boot)
     return _explain_report(args, boot)
+
+
+def _group_value(log: pl.DataFrame, groups: list[str], text: str, option: str) -> Any:
+    """One group given on the command line: values of the group columns joined by '/'."""
+    parts = text.split("/") if len(groups) > 1 else [text]
+    if len(parts) != len(groups):
+        msg = (
+            f"{option}={text!r}: expected one value per group column ({', '.join(groups)}), "
+            "joined by '/'"
+        )
+        raise InvalidParameterError(msg)
+    values = tuple(_typed(log, g, option, part) for g, part in zip(groups, parts, strict=True))
+    return values if len(values) > 1 else values[0]
+
+
+def _universe(log: pl.DataFrame, groups: list[str], text: str | None) -> list[Any] | None:
+    """``--universe a,b``: the groups the combos compare."""
+    if text is None:
+        return None
+    return [_group_value(log, groups, name.strip(), "--universe") for name in text.split(",")]
+
+
+def _target(log: pl.DataFrame, groups: list[str], text: str | None) -> dict[Any, float] | None:
+    """``--target f=0.5,m=0.5``: NDKL's desired distribution."""
+    if text is None:
+        return None
+    shares: dict[Any, float] = {}
+    for pair in text.split(","):
+        name, equals, share = pair.partition("=")
+        try:
+            value = float(share)
+        except ValueError:
+            value = math.nan
+        if not equals or math.isnan(value):
+            msg = f"--target={text!r}: expected GROUP=SHARE pairs separated by commas"
+            raise InvalidParameterError(msg)
+        shares[_group_value(log, groups, name.strip(), "--target")] = value
+    return shares
 
 
 def _explain_report(args: argparse.Namespace, boot: dict[str, Any]) -> Report:
@@ -232,34 +295,60 @@ def _requirement(text: str) -> tuple[str, tuple[str, float]]:
     return match["name"], (match["op"], value)
 
 
-def _emit(result: Report, args: argparse.Namespace) -> None:
-    """The report in the chosen format, to ``--output`` or to stdout."""
-    if args.format == "json":
-        text = result.to_json()
-    elif args.format == "html":
-        text = result.to_html()
-    else:
-        text = str(result)
-    if args.output is None:
-        print(text)
-    else:
-        Path(args.output).write_text(text if text.endswith("\n") else text + "\n", "utf-8")
+def _formatted(result: Report, form: str) -> str:
+    """The report as text, JSON, HTML or Markdown, ending with a newline."""
+    text = {
+        "json": result.to_json,
+        "html": result.to_html,
+        "markdown": result.to_markdown,
+    }.get(form, result.__str__)()
+    return text if text.endswith("\n") else text + "\n"
 
 
-def _gate(result: Report, requirements: list[tuple[str, tuple[str, float]]]) -> int:
-    """Check the requirements: 0 when all hold, 1 when any fails (each failure on stderr)."""
+def _emit(text: str, output: str | None) -> None:
+    """``text`` to ``output`` (whole or not at all) or to standard output."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_atomically(output, text)
+
+
+def _writable(output: str | None) -> None:
+    """Refuse, before any work, an ``--output`` that cannot be written."""
+    if output is None:
+        return
+    path = Path(output)
+    if path.is_dir():
+        msg = f"--output={output!r}: is a folder; give a file path"
+        raise InvalidParameterError(msg)
+    folder = path.parent if str(path.parent) else Path()
+    if not folder.is_dir():
+        msg = f"--output={output!r}: the folder {str(folder)!r} does not exist"
+        raise InvalidParameterError(msg)
+    if not os.access(folder, os.W_OK):
+        msg = f"--output={output!r}: the folder {str(folder)!r} is not writable"
+        raise InvalidParameterError(msg)
+
+
+def _gate(result: Report, requirements: list[tuple[str, tuple[str, float]]]) -> tuple[Report, int]:
+    """The report with its gate: 0 when every rule holds, 1 when one fails (verdicts on stderr)."""
     if not requirements:
-        return 0
-    verdicts = result.check(dict(requirements))
-    failed = verdicts.filter(~pl.col("passed"))
-    for row in verdicts.iter_rows(named=True):
-        shown = "null" if row["value"] is None else f"{row['value']:.4g}"
+        return result, 0
+    gated = result.gate(dict(requirements))
+    assert gated.verdicts is not None
+    by = list(gated.by)
+    for row in gated.verdicts.iter_rows(named=True):
+        shown = "undefined" if row["value"] is None else f"{row['value']:.4g}"
         verdict = "passed" if row["passed"] else "FAILED"
+        where = "".join(f" [{c}={row[c]!r}]" for c in by)
+        note = f" ({row['note']})" if row["note"] else ""
         print(
-            f"frameaudit: {verdict}: {row['requirement']} = {shown}, required {row['rule']}",
+            f"frameaudit: {verdict}: {row['requirement']}{where} = {shown}, required "
+            f"{row['rule']}{note}",
             file=sys.stderr,
         )
-    return 1 if not failed.is_empty() else 0
+    return gated, 0 if gated.verdicts["passed"].all() else 1
 
 
 def _columns(named: dict[str, list[str | None]]) -> dict[str, str]:
@@ -276,13 +365,17 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     """The options every report shares: its format and destination."""
     parser.add_argument(
         "--format",
-        choices=["text", "json", "html"],
+        choices=["text", "json", "html", "markdown"],
         default="text",
-        help="text for a terminal, JSON (plain types) or one self-contained HTML page with "
-        "charts (default: text)",
+        help="text for a terminal, JSON (plain types, see the documented schema), one "
+        "self-contained HTML page with charts, or Markdown for a pull request or model card "
+        "(default: text); every format records the audit (rules, verdicts, parameters, "
+        "input, versions, time)",
     )
     parser.add_argument(
-        "--output", metavar="PATH", help="write the report to PATH (default: standard output)"
+        "--output",
+        metavar="PATH",
+        help="write the report to PATH, whole or not at all (default: standard output)",
     )
 
 
@@ -377,6 +470,33 @@ def _ranking_options(ranking: argparse.ArgumentParser) -> None:
     ranking.add_argument(
         "--relevant", help="binary relevance, 0 or 1; adds ERBR (default: left out)"
     )
+    ranking.add_argument(
+        "--universe",
+        metavar="GROUPS",
+        help="the groups the combos compare, separated by commas (intersectional groups as "
+        "f/young); a listed group the data lacks reads as absent, never as parity (default: "
+        "every group of the file)",
+    )
+    ranking.add_argument(
+        "--size",
+        choices=["items", "rows"],
+        help="what a group size counts: distinct items (needs --item) or rows (default: items "
+        "with --item; with several rankings and no --item, give --size rows)",
+    )
+    ranking.add_argument(
+        "--target",
+        metavar="SHARES",
+        help="NDKL's desired distribution as GROUP=SHARE pairs separated by commas, shares "
+        "summing to 1 (default: the groups' shares in the file)",
+    )
+    ranking.add_argument(
+        "--by",
+        type=_names,
+        help="column(s) separated by commas: one report section per partition, e.g. a market",
+    )
+    ranking.add_argument(
+        "--weight", help="the rankings' unit weights, e.g. a query's traffic (default: none)"
+    )
     ranking.add_argument("--p", type=float, default=0.5, help="AWRF's p in (0, 1] (default 0.5)")
     ranking.add_argument(
         "--decay", type=float, default=0.5, help="ERBE/ERBP/ERBR's decay in [0, 1) (default 0.5)"
@@ -436,7 +556,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns 0 (done, every gate holds), 1 (a gate failed) or 2 (a usage or data error).
     """
-    parser = argparse.ArgumentParser(prog="frameaudit", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="frameaudit",
+        description=DESCRIPTION,
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo = commands.add_parser(
@@ -454,14 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _report_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "report":
-        try:
-            result = _report(args)
-            status = _gate(result, args.require)
-        except FrameAuditError as error:
-            print(f"frameaudit report: error: {error}", file=sys.stderr)
-            return 2
-        _emit(result, args)
-        return status
+        return _report_command(args)
     families = list(_DEMOS) if args.family == "all" else [args.family]
     if args.format == "text":
         demos = (_DEMOS[family](args.seed) for family in families)
@@ -469,16 +587,63 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = "\n\n\n".join(shown)
         if args.family == "ranking":
             text += "\n\nThe other families: frameaudit demo clustering | repro | explain | all"
-        if args.output is None:
-            print(text)
-        else:
-            Path(args.output).write_text(text + "\n", "utf-8")
-        return 0
+        return _written("demo", lambda: _emit(text + "\n", args.output))
     if len(families) > 1:
         print(f"frameaudit demo: error: --format {args.format} shows one family", file=sys.stderr)
         return 2
-    _emit(_DEMOS[families[0]](args.seed)[1], args)
+    made = _DEMOS[families[0]](args.seed)[1]
+    return _written("demo", lambda: _emit(_formatted(made, args.format), args.output))
+
+
+def _report_command(args: argparse.Namespace) -> int:
+    """``frameaudit report``: the report, its gate, written; the exit status."""
+    try:
+        _writable(args.output)
+        result = _report(args)
+        result = dataclasses.replace(result, record=_with_file(result.record, args))
+        gated, status = _gate(result, args.require)
+        text = _formatted(gated, args.format)
+    except FrameAuditError as error:
+        print(f"frameaudit report: error: {_hinted(error, args)}", file=sys.stderr)
+        return 2
+    written = _written("report", lambda: _emit(text, args.output))
+    return written or status
+
+
+def _written(command: str, write: Callable[[], None]) -> int:
+    """Run ``write``; 0, or 2 with one error line where the output cannot be written."""
+    try:
+        write()
+    except OSError as error:  # a full disk, a size limit, a closed standard output
+        if isinstance(error, BrokenPipeError):
+            # the reader went away: no more output (Python's own flush at exit would fail)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = error.filename or "standard output"
+        reason = error.strerror or type(error).__name__
+        print(f"frameaudit {command}: error: cannot write {where}: {reason}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _with_file(record: Mapping[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The audit record with the files the report was read from."""
+    source = dict(record.get("source", {}))
+    files = [f for f in (getattr(args, "file", None), getattr(args, "importances", None)) if f]
+    source = {"files": [str(Path(f).resolve()) for f in files], **source}
+    source["filters"] = []  # the command reads every row of the file
+    return {**record, "source": source}
+
+
+def _hinted(error: FrameAuditError, args: argparse.Namespace) -> str:
+    """The error, with the option a user most likely forgot."""
+    text = str(error)
+    unnamed = getattr(args, "family", None) == "ranking" and getattr(args, "ranking", 0) is None
+    if unnamed and "ranking(s) repeat a value" in text:
+        text += (
+            "; the file seems to hold several rankings: name the column identifying them "
+            "with --ranking"
+        )
+    return text
 
 
 if __name__ == "__main__":

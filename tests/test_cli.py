@@ -270,6 +270,7 @@ def test_report_gates_exit_1_when_a_requirement_fails(
     path = tmp_path / "log.parquet"
     log.write_parquet(path)
     argv = ["report", "ranking", str(path), "--group", "gender", "--ranking", "query"]
+    argv += ["--size", "rows"]
     assert cli.main([*argv, *(a for r in rules for a in ("--require", r))]) == status
     captured = capsys.readouterr()
     assert "Fair-ranking report" in captured.out  # the report is printed either way
@@ -303,6 +304,8 @@ def test_report_gate_on_an_unknown_metric_is_a_usage_error(
         "gender",
         "--ranking",
         "query",
+        "--item",
+        "item",
     ]
     assert cli.main([*argv, "--require", rule]) == 2
     captured = capsys.readouterr()
@@ -424,11 +427,12 @@ def test_report_ranking_with_intervals(tmp_path: Path, capsys: pytest.CaptureFix
     path = tmp_path / "log.csv"
     log.write_csv(path)
     argv = ["ranking", str(path), "--group", "gender", "--ranking", "query", "--ci", "0.9"]
-    out = _report(capsys, *argv, "--n-boot", "200", "--seed", "4")
+    out = _report(capsys, *argv, "--size", "rows", "--n-boot", "200", "--seed", "4")
     assert "90% bootstrap intervals over the rankings" in out
     for name in ("exp", "arp", "ndkl"):
+        size = {"size": "rows"} if name == "exp" else {}
         result = getattr(fair, name)(
-            log, group="gender", ranking="query", ci=0.9, n_boot=200, seed=4
+            log, group="gender", ranking="query", **size, ci=0.9, n_boot=200, seed=4
         )
         values = (result[c].item() for c in (name, f"{name}_lo", f"{name}_hi"))
         combo = "MinMaxRatio" if name != "ndkl" else "—"

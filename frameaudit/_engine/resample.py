@@ -319,7 +319,10 @@ SINGLE = "__fa_single"
 """1.0 on a row whose item no other unit of its partition holds, else 0.0 (DistinctSizes)."""
 _M = "__fa_m_units"
 _F1 = "__fa_f1"
-_SHRINK = "__fa_shrink"
+_ODD = "__fa_odd"
+_A = "__fa_a0"
+_BETA = "__fa_beta"
+_GAMMA = "__fa_gamma"
 
 
 @dataclass(frozen=True)
@@ -329,69 +332,144 @@ class DistinctSizes:
     A replicate cannot recount the distinct items of the units it draws: a resample holds
     about 63% of the units, so the count shrinks and every replicate lands above the
     estimate. Nor is the observed count a constant: which rarely seen items a sample holds is
-    random. The replicate's size is the linearisation
+    random, and moves with the sample's numerator (more of g's items, more of g's exposure).
+    The replicate's size is a linearisation of the count in the units' counts
+    :math:`\tilde k` (normalised):
 
-    .. math:: n_g^{(b)} = n_g + a_g \Big(\sum_u \tilde k_{b,u}\, s_{u,g} - f_{1,g}\Big)
+    .. math:: n_g^{(b)} = n_g + \gamma_g (S_b - f_{1,g}) + \beta_g (1 - \gamma_g)(A_b - A)
 
-    with :math:`s_{u,g}` the items of g that unit u alone holds (the jackknife's influence of
-    the unit on the count: leaving it out loses exactly these), :math:`f_{1,g} = \sum_u
-    s_{u,g}`, :math:`\tilde k` the replicate's normalised counts, and
-    :math:`a_g^2 = \min(f_1, \max(0, T_g)) / f_1` with
-    :math:`T_g = \sum_{i \in g} (-1)^{m_i + 1}`, m_i the units holding item i. Without
-    :math:`a_g` the spread of the count would be the jackknife's, :math:`\approx f_1`, which
-    overstates it (Efron–Stein); under Poisson recurrence :math:`T_g` is unbiased for the
-    count's variance :math:`\sum_i e^{-\lambda_i}(1 - e^{-\lambda_i})`. The size is linear in
-    the counts, so the point replicate gives :math:`n_g` exactly; items that recur in every
-    unit give :math:`s = 0` (a fixed catalogue), items seen once give every row its own item.
-    The uncertainty page shows its coverage by simulation.
+    with :math:`s_{u,g}` the items of g that unit u alone holds (leaving the unit out loses
+    exactly these: the jackknife's influence of the unit on the count),
+    :math:`S_b = \sum_u \tilde k_{b,u} s_{u,g}` and :math:`f_{1,g}` its observed value, and
+    :math:`A_b` the replicate's numerator (the metric's summed value column) and :math:`A`
+    the observed one. :math:`\beta_g` regresses :math:`s_u` on :math:`a_u` over the units,
+    so the size keeps the covariance of the count with the numerator that the jackknife
+    gives; :math:`\gamma_g` shrinks the rest so that the count's spread is
+    :math:`\min(f_1, \max(0, T_g)) / f_1` of the jackknife's, with
+    :math:`T_g = \sum_{i \in g} (-1)^{m_i + 1}` (m_i the units holding item i), an unbiased
+    estimate of the count's variance under Poisson recurrence (the jackknife's alone
+    overstates it: Efron–Stein). Items that recur in every unit give :math:`s = 0` (a fixed
+    catalogue); items seen once give every row its own item (the rows). The size is linear in
+    the counts, so the point replicate gives :math:`n_g` exactly. The uncertainty page shows
+    its coverage and width by simulation.
     """
 
     rows: nw.LazyFrame[Any]
     """The frame with :data:`SINGLE`, to be summed over units with the other sums."""
     constants: nw.LazyFrame[Any]
-    """Per (partition, keys): the observed size, f_1 and a."""
+    """Per (partition, keys): the observed size and numerator, f_1, β and γ."""
     keys: list[str]
+    numerator: str
 
     def sized(self, sums: nw.LazyFrame[Any], name: str) -> nw.LazyFrame[Any]:
-        """``sums`` (per estimate and keys, with the summed :data:`SINGLE`) with the size."""
-        size = nw.col(name).cast(nw.Float64) + nw.col(_SHRINK) * (
-            nw.col(SINGLE) - nw.col(_F1).cast(nw.Float64)
-        )
+        """``sums`` (per estimate and keys, with :data:`SINGLE` and the numerator) sized.
+
+        The size column is ``name``.
+        """
+        gamma, beta = nw.col(_GAMMA), nw.col(_BETA)
+        singles = nw.col(SINGLE) - nw.col(_F1).cast(nw.Float64)
+        numerator = nw.col(self.numerator) - nw.col(_A)
+        size = nw.col(name).cast(nw.Float64) + gamma * singles + beta * (1.0 - gamma) * numerator
         joined = sums.join(self.constants, on=self.keys, how="left")
-        return joined.with_columns(size.alias(name)).drop(_F1, _SHRINK, SINGLE)
+        return joined.with_columns(size.alias(name)).drop(_F1, _A, _BETA, _GAMMA, SINGLE)
 
 
 def distinct_sizes(
-    frame: nw.LazyFrame[Any], partition: Sequence[str], keys: Sequence[str], item: str, name: str
+    frame: nw.LazyFrame[Any],
+    partition: Sequence[str],
+    keys: Sequence[str],
+    *,
+    item: str,
+    units: Sequence[str],
+    numerator: str,
+    name: str,
 ) -> DistinctSizes:
     """The distinct ``item`` s per (``partition``, ``keys``), as :class:`DistinctSizes`.
 
-    ``frame`` holds one row per (unit, item) at most: a unit is a (partition, ranking) whose
-    items are distinct, so an item's rows in a partition count the units holding it.
+    ``frame`` holds one row per (unit, item) at most (``units`` name the unit, the partition's
+    columns among them: items are distinct within a unit, so an item's rows in a partition
+    count the units holding it) and the ``numerator`` column the replicates sum.
     """
-    partition, keys = list(partition), list(keys)
+    partition, keys, units = list(partition), list(keys), list(units)
     cell = [*partition, *keys]
     m = nw.col(_M)
     per_item = aggregate(frame, [*cell, item], nw.len().cast(nw.Int64).alias(_M)).with_columns(
         (m == 1).cast(nw.Int64).alias(_F1),
-        nw.when(m % 2 == 1).then(nw.lit(1)).otherwise(nw.lit(-1)).cast(nw.Int64).alias(_SHRINK),
+        nw.when(m % 2 == 1).then(nw.lit(1)).otherwise(nw.lit(-1)).cast(nw.Int64).alias(_ODD),
     )
     per_item = cached(per_item)
-    f1, t = nw.col(_F1).cast(nw.Float64), nw.col(_SHRINK).cast(nw.Float64)
-    shrink = nw.when(f1 > 0).then(
-        (nw.min_horizontal(nw.max_horizontal(t, nw.lit(0.0)), f1) / f1).sqrt()
-    )
-    constants = aggregate(
-        per_item,
-        cell,
-        nw.len().cast(nw.Int64).alias(name),
-        nw.col(_F1).sum(),
-        nw.col(_SHRINK).sum(),
-    ).with_columns(shrink.otherwise(nw.lit(0.0)).alias(_SHRINK))
     on = [*hashed_keys(partition), *keys, item]
     singles = per_item.select(*on, nw.col(_F1).cast(nw.Float64).alias(SINGLE))
     rows = frame.join(singles, on=on, how="left")
-    return DistinctSizes(rows, constants, cell)
+    counts = aggregate(
+        per_item, cell, nw.len().cast(nw.Int64).alias(name), nw.col(_F1).sum(), nw.col(_ODD).sum()
+    )
+    moments = _unit_moments(rows, partition, keys, units, numerator)
+    return DistinctSizes(rows, _coefficients(counts, moments, cell, name), cell, numerator)
+
+
+def _unit_moments(
+    rows: nw.LazyFrame[Any],
+    partition: list[str],
+    keys: list[str],
+    units: list[str],
+    numerator: str,
+) -> nw.LazyFrame[Any]:
+    """Per (partition, keys): the sums, squares and products over units of a_u and s_u.
+
+    A unit without a row of the keys has a_u = s_u = 0: the centred moments use the
+    partition's number of units (``__fa_r``).
+    """
+    a, s = nw.col("__fa_au"), nw.col("__fa_su")
+    per_unit = aggregate(
+        rows,
+        [*units, *keys],
+        nw.col(numerator).cast(nw.Float64).sum().alias("__fa_au"),
+        nw.col(SINGLE).sum().alias("__fa_su"),
+    ).with_columns((a * a).alias("__fa_aa"), (s * s).alias("__fa_ss"), (a * s).alias("__fa_as"))
+    moments = aggregate(
+        per_unit,
+        [*partition, *keys],
+        *(nw.col(c).sum() for c in ("__fa_au", "__fa_su", "__fa_aa", "__fa_ss", "__fa_as")),
+    )
+    count = aggregate(
+        rows.select(units).unique(), partition, nw.len().cast(nw.Float64).alias("__fa_r")
+    )
+    return moments.join(count, on=partition, how="left")  # small frames: the constant key too
+
+
+def _coefficients(
+    counts: nw.LazyFrame[Any], moments: nw.LazyFrame[Any], cell: list[str], name: str
+) -> nw.LazyFrame[Any]:
+    """f_1, the observed numerator, β and γ of :class:`DistinctSizes`, per cell."""
+    c = nw.col
+    r = c("__fa_r")
+    joined = counts.join(moments, on=cell, how="left").with_columns(
+        (c("__fa_aa") - c("__fa_au") * c("__fa_au") / r).alias("__fa_vara"),
+        (c("__fa_ss") - c("__fa_su") * c("__fa_su") / r).alias("__fa_vars"),
+        (c("__fa_as") - c("__fa_au") * c("__fa_su") / r).alias("__fa_cov"),
+        c(_F1).cast(nw.Float64).alias(_F1),
+        c(_ODD).cast(nw.Float64).alias(_ODD),
+    )
+    f1, odd = c(_F1), c(_ODD)
+    shrink = nw.when(f1 > 0).then(nw.min_horizontal(nw.max_horizontal(odd, nw.lit(0.0)), f1) / f1)
+    beta = nw.when(c("__fa_vara") > 0).then(c("__fa_cov") / c("__fa_vara")).otherwise(nw.lit(0.0))
+    joined = joined.with_columns(
+        shrink.otherwise(nw.lit(0.0)).alias("__fa_shrink"), beta.alias(_BETA)
+    )
+    # the residual's variance, and the share of it kept so that the total is shrink · Var(s)
+    residual = c("__fa_vars") - c(_BETA) * c("__fa_cov")
+    kept = c("__fa_shrink") * c("__fa_vars") - c(_BETA) * c(_BETA) * c("__fa_vara")
+    gamma_squared = nw.when(residual > 0).then(kept / residual).otherwise(nw.lit(1.0))
+    gamma = nw.min_horizontal(nw.max_horizontal(gamma_squared, nw.lit(0.0)), nw.lit(1.0)).sqrt()
+    return joined.select(
+        *cell,
+        name,
+        f1,
+        c("__fa_au").fill_null(0.0).alias(_A),
+        c(_BETA).fill_null(0.0),
+        gamma.fill_null(1.0).alias(_GAMMA),
+    )
 
 
 def resampling(

@@ -79,13 +79,14 @@ from frameaudit._expr import (
     partitioned,
     safe_div,
 )
-from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, constraints
+from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, Several, constraints
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
     "COMBOS",
     "Combo",
+    "Combos",
     "arp",
     "awrf",
     "combine",
@@ -103,6 +104,9 @@ Combo = Literal[
     "MinMaxRatio", "MaxMinRatio", "MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance"
 ]
 COMBOS: tuple[Combo, ...] = get_args(Combo)
+Combos = Combo | Sequence[Combo]
+"""A combo, or several: the output then has one row per combo, named in its ``combo`` column."""
+COMBO = "combo"
 
 GroupMapping = Mapping[Any, Any] | Any
 Universe = Sequence[Any] | Any
@@ -121,6 +125,7 @@ _RANKINGS = "__fa_n_ranking"
 _ROWS = "__fa_rows"
 UNITS = "rankings"
 """The output column with the number of rankings behind a value (with ``ci=``)."""
+_COMBOS = Optional(Several(Choice(COMBOS)))
 _RANKING_UNCERTAINTY = uncertainty_parameters(
     "ranking",
     weights="Column of unit weights: non-negative, finite, constant within each ranking (e.g. a "
@@ -183,11 +188,13 @@ def _prepare(
     universe: Universe | None = None,
     size: Size | None = None,
     sized: bool = False,
+    listed_combos: bool = False,
 ) -> _Prepared:
     """Validate the schema, bring the frame into the engine, join the group mapping.
 
     ``sized``: the metric's value divides by the group size, which must then be a choice
-    (``size=``, or ``item=``) where a partition holds several rankings.
+    (``size=``, or ``item=``) where a partition holds several rankings. ``listed_combos``:
+    the output names its combos in a ``combo`` column.
     """
     values = dict(values or {})
     mapped_group = _check_options(
@@ -216,6 +223,7 @@ def _prepare(
         outputs=[
             metric,
             *(["n"] if per_group else []),
+            *([COMBO] if listed_combos else []),
             *([f"{metric}_lo", f"{metric}_hi", UNITS, UNDEFINED] if bootstrap else []),
         ],
     )
@@ -408,7 +416,7 @@ def _offending(
 
     def diagnose() -> validate.Diagnosis:
         example = validate.example_text(keys, "k")
-        shown = [" (e.g. ", example, ")"] if example is not None else []
+        shown: list[str | nw.Expr] = [" (e.g. ", example, ")"] if example is not None else []
         message = text.joined(head, text.integer(nw.col("n")), found, *shown, tail)
         return (
             validate.first_offender(counts, offenders, keys, "k"),
@@ -498,12 +506,23 @@ def _over_units(
     return prep.resampling.summed(frame, prep.partition, keys, sums, normalised=True)
 
 
-def _distinct(prep: _Prepared) -> DistinctSizes | None:
-    """With a bootstrap, the distinct-item sizes and their replicate values (else None)."""
+def _distinct(prep: _Prepared, rows: nw.LazyFrame[Any]) -> DistinctSizes | None:
+    """With a bootstrap, the distinct-item sizes and their replicate values (else None).
+
+    ``rows`` are the frame's rows with the numerator ``_NUM`` the replicates sum.
+    """
     if prep.resampling is None or prep.size != "items" or prep.mapping is not None:
         return None
     assert prep.item is not None
-    return distinct_sizes(prep.frame, prep.partition, prep.groups, prep.item, _SIZE)
+    return distinct_sizes(
+        rows,
+        prep.partition,
+        prep.groups,
+        item=prep.item,
+        units=prep.rankings,
+        numerator=_NUM,
+        name=_SIZE,
+    )
 
 
 def _with_sizes(
@@ -543,17 +562,21 @@ def _per_group(
     keys = [*prep.estimates, *prep.groups]
     schema = sums.collect_schema()
     filled = [nw.col(c).fill_null(0.0) for c in (_NUM, _ROWS, _DEN, _SIZE) if c in schema]
-    # small (estimates × groups), read three times: computed once
-    sums = cached(sums)
     if prep.mapping is not None:
         universe = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
         sums = sums.drop(_SIZE, strict=False)
     elif prep.universe is not None:
         universe = prep.universe
     else:
-        universe = sums.select(prep.groups).unique()
-    grid = sums.select(prep.estimates).unique().join(universe, how="cross")
-    sums = grid.join(sums, on=keys, how="left").with_columns(*filled)
+        universe = prep.frame.select(prep.groups).unique()
+    # the grid from two small scans of the data, so that ``sums`` (a bootstrap's) is read once
+    estimates = (
+        prep.frame.select(prep.partition).unique()
+        if prep.resampling is None
+        else prep.resampling.estimates(prep.partition)
+    )
+    sums = estimates.join(universe, how="cross").join(sums, on=keys, how="left")
+    sums = sums.with_columns(*filled)
     den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
     value = safe_div(nw.col(_NUM), den).alias(metric)
     if _SIZE not in sums.collect_schema():
@@ -562,12 +585,23 @@ def _per_group(
     return sums.select(*keys, value, size.alias(_SIZE))
 
 
-def _finish(prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combo | None) -> Any:
-    """Apply the combo (or return the per-group frame) and hand back the caller's kind."""
+def _finish(
+    prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combos | None
+) -> Any:
+    """Apply the combo(s) (or return the per-group frame) and hand back the caller's kind.
+
+    Several combos are computed from the same per-group values (one plan), one row each,
+    named in the column ``combo``.
+    """
     if combo is None:
         return _conclude(prep, per_group, metric, prep.groups, also=[_SIZE])
-    combined = _combine(per_group, prep.estimates, metric, combo)
-    return _conclude(prep, combined, metric, [])
+    if isinstance(combo, str):
+        combined = _combine(per_group, prep.estimates, metric, [combo])
+        return _conclude(prep, combined.rename({combo: metric}), metric, [])
+    combined = _combine(per_group, prep.estimates, metric, list(combo)).unpivot(
+        on=list(combo), index=prep.estimates, variable_name=COMBO, value_name=metric
+    )
+    return _conclude(prep, combined, metric, [COMBO])
 
 
 def _conclude(
@@ -664,8 +698,8 @@ def combine(
     )
     by_names = bound.columns["by"]
     combined = _combine(
-        partitioned(bound.source.frame, by_names), by_names or [WHOLE], metric, combo
-    )
+        partitioned(bound.source.frame, by_names), by_names or [WHOLE], metric, [combo]
+    ).rename({combo: metric})
     checks = [
         validate.non_empty(bound.source.frame, "combine"),
         validate.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
@@ -676,29 +710,29 @@ def combine(
 
 
 def _combine(
-    per_group: nw.LazyFrame[Any], partition: Sequence[str], value: str, combo: Combo
+    per_group: nw.LazyFrame[Any], partition: Sequence[str], value: str, combos: Sequence[Combo]
 ) -> nw.LazyFrame[Any]:
-    """Combine per-group values V (column ``value``) into one number per partition.
+    """Combine per-group values V (column ``value``) into each of ``combos``, per partition.
 
-    NaN and null propagate: if any V_g of a partition is null or NaN, its result is null; so
-    is a combo over fewer than two groups (nothing is compared).
+    One aggregation over ``per_group`` gives every combo a column named after it (engines that
+    recompute a subplan at each reference read the per-group values once). NaN and null
+    propagate: if any V_g of a partition is null or NaN, its result is null; so is a combo over
+    fewer than two groups (nothing is compared).
     """
     partition = list(partition)
     val = nw.col(value)
     c = nw.col
-    bad = (val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad")
-    stats = [nw.col("__fa_bad").sum().alias("__fa_bad"), nw.len().alias("__fa_g")]
-    columns = [bad]
-    deviations = combo in ("MaxAbsDiff", "MeanAbsDev", "Variance")
-    if combo in ("MinMaxRatio", "MaxMinRatio", "MaxMinDiff"):
+    stats = [c("__fa_bad").sum().alias("__fa_bad"), nw.len().alias("__fa_g")]
+    columns = [(val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad")]
+    if {"MinMaxRatio", "MaxMinRatio", "MaxMinDiff"} & set(combos):
         stats += [val.min().alias("__fa_mn"), val.max().alias("__fa_mx")]
-    elif combo == "LTwo":
+    if "LTwo" in combos:
         columns.append((val * val).alias("__fa_sq"))
         stats.append(c("__fa_sq").sum().alias("__fa_sumsq"))
-    else:
+    deviations = bool({"MaxAbsDiff", "MeanAbsDev", "Variance"} & set(combos))
+    if deviations:
         # deviations from the partition mean; inf − inf is NaN, which must not be skipped
-        deviation = (val - over(val.mean(), partition)).abs()
-        columns.append(deviation.alias("__fa_dev"))
+        columns.append((val - over(val.mean(), partition)).abs().alias("__fa_dev"))
         stats += [
             c("__fa_devnan").sum().alias("__fa_devnan"),
             c("__fa_dev").max().alias("__fa_devmax"),
@@ -723,15 +757,19 @@ def _combine(
         "Variance": lambda: safe_div(c("__fa_dev2sum"), c("__fa_g") - 1.0),
     }
     # one small expression per step: narwhals re-evaluates every node of a nested expression
+    undefined = (c("__fa_bad") > 0) | (c("__fa_g") < 2)
     return (
         aggregate(prepared, partition, *stats)
-        .with_columns(formulas[combo]().alias(value))
+        .with_columns(formulas[combo]().alias(combo) for combo in combos)
         .select(
             *partition,
-            nw.when((c("__fa_bad") > 0) | (c("__fa_g") < 2) | c(value).is_nan())
-            .then(null_float())
-            .otherwise(c(value))
-            .alias(value),
+            *(
+                nw.when(undefined | c(combo).is_nan())
+                .then(null_float())
+                .otherwise(c(combo))
+                .alias(combo)
+                for combo in combos
+            ),
         )
     )
 
@@ -748,7 +786,7 @@ def _pooled_metric(
     item: str | None,
     groups: GroupMapping | None,
     by: Names | None,
-    combo: Combo | None,
+    combo: Combos | None,
     weight: str | None,
     bootstrap: Bootstrap | None,
     universe: Universe | None,
@@ -774,6 +812,7 @@ def _pooled_metric(
         universe=universe,
         size=size,
         sized=denominator == "size",
+        listed_combos=isinstance(combo, list | tuple),
     )
     if binary_relevance:
         prep.checks.append(
@@ -784,11 +823,12 @@ def _pooled_metric(
     if denominator == "sum":
         columns[_DEN] = nw.col(values["relevance"]).cast(nw.Float64) * weighted
     sized = denominator == "size" or combo is None
+    rows = prep.frame.with_columns(*(expr.alias(name) for name, expr in columns.items()))
     # a replicate's sizes, where V_g divides by them, are summed with the other sums (one
     # pass over the draws); elsewhere the output shows the data's sizes only
-    distinct = _distinct(prep) if denominator == "size" else None
-    frame = prep.frame if distinct is None else distinct.rows
-    rows = frame.with_columns(*(expr.alias(name) for name, expr in columns.items()))
+    distinct = _distinct(prep, rows) if denominator == "size" else None
+    if distinct is not None:
+        rows = distinct.rows
     summed = [*columns, *([SINGLE] if distinct is not None else [])]
     sums = _over_units(prep, rows, prep.groups, summed)
     if sized:
@@ -796,7 +836,7 @@ def _pooled_metric(
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
-@constraints(combo=Optional(Choice(COMBOS)), size=Optional(Choice(SIZES)), **UNCERTAINTY)
+@constraints(combo=_COMBOS, size=Optional(Choice(SIZES)), **UNCERTAINTY)
 @shared_docs(uncertainty=_RANKING_UNCERTAINTY)
 def exp(
     frame: Any,
@@ -809,7 +849,7 @@ def exp(
     universe: Universe | None = None,
     by: Names | None = None,
     size: Size | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -840,10 +880,24 @@ def exp(
         Optional mapping item → group (a dict, or a frame with columns ``item`` and ``group``
         as named by those parameters). The group universe and group sizes then come from it,
         including items that are never ranked.
+    universe
+        The groups the combos compare: a list of group values (tuples, one value per group
+        column, for intersectional groups) or a frame of the group columns. None: every group
+        of the frame (in any ``by`` partition). Never one partition's groups: a group of the
+        universe that a partition lacks is in its per-group output with ``n`` = 0 and V_g = 0
+        where V_g is a total (ERBE), else null (0/0), and a combo over a null V_g is null.
+        Every group of the frame must be listed.
+    size
+        What n_g counts: ``"items"`` (distinct items, needs ``item``) or ``"rows"`` (each
+        appearance its own item). None: items with ``item``; rows for one ranking per
+        partition; with several rankings per partition and no ``item``, an error asks for
+        the choice (if items recur across rankings, it changes the value).
     by
         Column(s): one independent result per partition.
     combo
-        How per-group values are combined; one of ``COMBOS``. None returns the per-group values.
+        How per-group values are combined: one of ``COMBOS``, or a list of them (one row per
+        combo, named in a ``combo`` column, all from the same per-group values). None returns
+        the per-group values.
     weight, ci, n_boot, seed
         <<uncertainty>>
 
@@ -859,7 +913,8 @@ def exp(
     Notes
     -----
     One scan and two small aggregations; O(n). A group of the mapping with no items has
-    V_g = 0 (size > 0). A null V_g (0/0) makes the combined value null.
+    V_g = 0 (size > 0). A null V_g (0/0) makes the combined value null, and so does a
+    universe of fewer than two groups (nothing is compared).
 
     Examples
     --------
@@ -898,7 +953,7 @@ def exp(
     )
 
 
-@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(combo=_COMBOS, **UNCERTAINTY)
 def expu(
     frame: Any,
     *,
@@ -910,7 +965,7 @@ def expu(
     groups: GroupMapping | None = None,
     universe: Universe | None = None,
     by: Names | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -951,7 +1006,7 @@ def expu(
     )
 
 
-@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(combo=_COMBOS, **UNCERTAINTY)
 def expru(
     frame: Any,
     *,
@@ -964,7 +1019,7 @@ def expru(
     groups: GroupMapping | None = None,
     universe: Universe | None = None,
     by: Names | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -1006,7 +1061,7 @@ def expru(
 
 @constraints(
     p=Real(0.0, 1.0, low_open=True),
-    combo=Optional(Choice(COMBOS)),
+    combo=_COMBOS,
     size=Optional(Choice(SIZES)),
     **UNCERTAINTY,
 )
@@ -1022,7 +1077,7 @@ def awrf(
     universe: Universe | None = None,
     by: Names | None = None,
     size: Size | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -1070,7 +1125,7 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
     return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
 
 
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY)
 def erbe(
     frame: Any,
     *,
@@ -1082,7 +1137,7 @@ def erbe(
     groups: GroupMapping | None = None,
     universe: Universe | None = None,
     by: Names | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -1122,7 +1177,7 @@ def erbe(
 
 @constraints(
     decay=Real(0.0, 1.0, high_open=True),
-    combo=Optional(Choice(COMBOS)),
+    combo=_COMBOS,
     size=Optional(Choice(SIZES)),
     **UNCERTAINTY,
 )
@@ -1138,7 +1193,7 @@ def erbp(
     universe: Universe | None = None,
     by: Names | None = None,
     size: Size | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -1177,7 +1232,7 @@ def erbp(
     )
 
 
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY)
 def erbr(
     frame: Any,
     *,
@@ -1190,7 +1245,7 @@ def erbr(
     groups: GroupMapping | None = None,
     universe: Universe | None = None,
     by: Names | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -1237,7 +1292,7 @@ def _with_order(prep: _Prepared, metric: str) -> nw.LazyFrame[Any]:
     return prep.frame.with_columns(order_within(prep.frame, prep.rank, prep.rankings).alias(_ORDER))
 
 
-@constraints(combo=Optional(Choice(COMBOS)), **UNCERTAINTY)
+@constraints(combo=_COMBOS, **UNCERTAINTY)
 def arp(
     frame: Any,
     *,
@@ -1248,7 +1303,7 @@ def arp(
     groups: GroupMapping | None = None,
     universe: Universe | None = None,
     by: Names | None = None,
-    combo: Combo | None = "MinMaxRatio",
+    combo: Combos | None = "MinMaxRatio",
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -1289,6 +1344,7 @@ def arp(
         bootstrap=_bootstrap(ci, n_boot, seed),
         per_group=combo is None,
         universe=universe,
+        listed_combos=isinstance(combo, list | tuple),
     )
 
     def without_window() -> FastPlan:
@@ -1363,12 +1419,23 @@ def ndkl(
     r"""Normalized discounted KL-divergence (NDKL; Geyik et al. 2019).
 
     For each ranking, with P_i the group proportions of its top-i items and D the reference
-    proportions (the mapping's when ``groups=`` is given, else the ranking's own),
+    (desired) proportions,
     :math:`\mathrm{NDKL} = \sum_i w_i\,\mathrm{KL}(P_i \| D) / \sum_i w_i`,
     :math:`w_i = 1/\log_2(i+1)`, natural log, 0·ln 0 = 0 (exact, no smoothing). 0 is most fair.
     The value of a partition is the mean over its rankings; pass ``by=`` the ranking column
     for one value per ranking. Parameters as for :func:`exp`: a ranking's ``weight`` weighs
     it in the mean, and ``ci`` gives a bootstrap interval over the rankings.
+
+    D is ``target=``: a mapping group → share (shares in [0, 1] summing to 1), or a frame of
+    the group column(s) and ``share`` (optionally per ``by`` or ``ranking`` column: one
+    distribution each), or ``"ranking"``: each ranking's own group mix (FairRankTune's
+    reference; a ranking holding one group then scores 0). Without ``target``, D is the
+    universe's shares in the whole frame: the mapping's proportions with ``groups=``, else
+    each group's distinct items (``item``) or rows over every partition, never one
+    partition's or one ranking's. NDKL is then null where the universe has fewer than two
+    groups, or holds a group (``universe=``) with no row in the frame: an absent group has
+    no share to compare with, and must not read as parity. A ranking whose top prefixes hold
+    a group with a share of 0 scores +inf.
 
     Notes
     -----
@@ -1522,9 +1589,7 @@ def _reference(prep: _Prepared, target: Target | None, *, listed: bool) -> _Refe
         sizes = prep.universe.join(sizes, on=groups, how="left").with_columns(ng.fill_null(0.0))
     shares = cached(sizes.select(*groups, (ng / ng.sum()).alias(_SHARE)))
     unknown = shares.select(
-        ((nw.col(_SHARE) == 0).cast(nw.Int64).sum() + (nw.len() < 2).cast(nw.Int64)).alias(
-            _UNKNOWN
-        )
+        ((nw.col(_SHARE) == 0).cast(nw.Int64).sum() + (nw.len() < 2).cast(nw.Int64)).alias(_UNKNOWN)
     )
     return _Reference(shares, groups, unknown)
 

@@ -40,8 +40,11 @@ def build(report: Report) -> dict[str, alt.Chart | alt.LayerChart]:
 
 def svg(chart: alt.Chart | alt.LayerChart) -> str:
     """The chart as a static SVG document (no script, no network)."""
-    import vl_convert  # noqa: PLC0415
-
+    try:
+        import vl_convert  # noqa: PLC0415
+    except ImportError as error:  # pragma: no cover - the extra is installed in the tests
+        msg = "charts need the report extra: pip install 'frameaudit[report]'"
+        raise ImportError(msg) from error
     text: str = vl_convert.vegalite_to_svg(chart.to_dict())
     return text
 
@@ -108,7 +111,7 @@ def estimates(
 def _per_group(report: Report) -> dict[str, Any]:
     """Each group metric's per-group values, interval whiskers and the parity reference."""
     alt = altair()
-    keys = list(report.keys)
+    keys = [*report.by, *report.keys]
     metrics = report.summary.filter(pl.col("combo").is_not_null())["metric"].unique(
         maintain_order=True
     )

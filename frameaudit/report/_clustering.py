@@ -19,7 +19,13 @@ LAYOUT = Layout(
     per_group="Per cluster (n: the cluster's points of groups a and b)",
     worst="Furthest from parity (reference: balance 1; ratio N_a/N_b; TV and KL terms 0)",
     unit="points",
+    rows="clusters",
     shown={"composition": "Composition (share: the cluster's part of the group's points)"},
+    lead=("cluster_balance", None),
+    needs={
+        "social_fairness_ratio": "features=",
+        "silhouette_difference": "features= (and no weight=, on an in-memory engine)",
+    },
 )
 
 # what fair looks like and the range, from each metric function's docstring
@@ -176,6 +182,7 @@ def clustering(
             "n_boot": n_boot,
             "seed": seed,
         },
+        record=_tables.record(frame, units=[point] if point else [], unit="points"),
         notes=tuple(notes),
     )
 

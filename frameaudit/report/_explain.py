@@ -20,6 +20,15 @@ LAYOUT = Layout(
     per_group="Per group (n: the queries of the predicted class, or the features ranked)",
     worst="Least supported and least cohesive (reference: 1, full agreement)",
     unit="queries",
+    rows="classes and importance groups",
+    lead=("correspondence", None),
+    needs={
+        "correspondence": "a cases frame",
+        "low_share": "a cases frame",
+        "position_parity": "importances= and overall=",
+        "rank_alignment_topk": "importances= and overall=",
+        "rank_alignment_alpha_jaccard": "importances= and overall=",
+    },
 )
 
 DIRECTIONS: dict[str, tuple[str, str]] = {
@@ -203,6 +212,11 @@ def explain(
             "n_boot": n_boot,
             "seed": seed,
         },
+        record=_tables.record(
+            cases if cases is not None else importances,
+            units=queries if cases is not None else [],
+            unit="queries",
+        ),
         notes=_notes(cases is not None, importances is not None, ci, high, medium),
     )
 

@@ -28,6 +28,15 @@ _STYLE = """
 .fa-report .fa-legend { color: #444; font-size: .9rem; margin: 0; padding-left: 1.2rem; }
 .fa-report .fa-charts { display: flex; flex-wrap: wrap; gap: 1.5rem; }
 .fa-report figure { margin: 0; }
+.fa-report p.fa-headline { font-size: 1.05rem; padding: .6rem .9rem; border-left: 5px solid #0072B2;
+  background: #eef4fa; margin: .6rem 0 1rem; max-width: 60rem; }
+.fa-report p.fa-headline.fa-failed { border-color: #D55E00; background: #fbeee6; }
+.fa-report p.fa-headline.fa-passed { border-color: #009E73; background: #e8f5f0; }
+.fa-report td.fa-false { color: #a63d00; font-weight: 600; }
+.fa-report dl.fa-record { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem;
+  font-size: .9rem; }
+.fa-report dl.fa-record dt { font-weight: 600; }
+.fa-report dl.fa-record dd { margin: 0; }
 """
 
 
@@ -41,12 +50,27 @@ def page(report: Report) -> str:
 
 
 def body(report: Report) -> str:
-    """The report's content (tables, guidance and charts), styled, without a page around it."""
+    """The report's content, styled, without a page around it: the headline and gate first."""
     layout = _views.family(report).LAYOUT
+    outcome = ""
+    if report.verdicts is not None:
+        outcome = " fa-passed" if report.verdicts["passed"].all() else " fa-failed"
     parts = [
         f"<style>{_STYLE}</style><div class='fa-report'>",
         f"<h1>{html.escape(report.title)}</h1>",
-        *(f"<p class='fa-note'>{html.escape(note)}</p>" for note in report.notes),
+        f"<p class='fa-headline{outcome}'>{html.escape(report.headline)}</p>",
+    ]
+    if report.verdicts is not None:
+        parts += ["<h2>Audit gate</h2>", _table(report.verdicts)]
+    undefined = _views.undefined(report)
+    if not undefined.is_empty():
+        parts += ["<h2>Undefined values, and why</h2>", _table(undefined)]
+    parts += [
+        "<h2>Worst first</h2>",
+        f"<p class='fa-note'>{html.escape(layout.worst)}.</p>",
+        _table(report.worst),
+        "<h2>Charts</h2>",
+        _charts_section(report),
     ]
     combos = _views.combos(report)
     if not combos.is_empty():
@@ -60,18 +84,6 @@ def body(report: Report) -> str:
     single = _views.single(report)
     if not single.is_empty():
         parts += ["<h2>Single-number metrics</h2>", _table(single)]
-    parts += [
-        "<h2>Charts</h2>",
-        "<div class='fa-charts'>",
-        *(
-            f"<figure data-chart='{html.escape(name)}'>{_charts.svg(chart)}</figure>"
-            for name, chart in report.charts().items()
-        ),
-        "</div>",
-        "<h2>Worst first</h2>",
-        f"<p class='fa-note'>{html.escape(layout.worst)}.</p>",
-        _table(report.worst),
-    ]
     for name, heading in layout.shown.items():
         parts += [f"<h2>{html.escape(heading)}</h2>", _table(report.tables[name])]
     intervals = _views.intervals(report)
@@ -82,9 +94,34 @@ def body(report: Report) -> str:
     parts += [
         f"<h2>{html.escape(layout.per_group)}</h2>",
         _table(_views.per_group(report)),
+        "<h2>How to read it</h2>",
+        *(f"<p class='fa-note'>{html.escape(note)}</p>" for note in report.notes),
+        "<h2>Audit record</h2>",
+        _record(report),
         "</div>",
     ]
     return "\n".join(parts)
+
+
+def _charts_section(report: Report) -> str:
+    """The charts as inline SVG, or a one-line note where the report extra is missing."""
+    try:
+        figures = [
+            f"<figure data-chart='{html.escape(name)}'>{_charts.svg(chart)}</figure>"
+            for name, chart in report.charts().items()
+        ]
+    except ImportError as error:
+        return f"<p class='fa-note'>No charts: {html.escape(str(error))}.</p>"
+    return "<div class='fa-charts'>" + "".join(figures) + "</div>"
+
+
+def _record(report: Report) -> str:
+    """The parameters and the provenance as a definition list."""
+    rows = [
+        f"<dt>{html.escape(key)}</dt><dd>{html.escape(shown)}</dd>"
+        for key, shown in _views.record_lines(report)
+    ]
+    return "<dl class='fa-record'>" + "".join(rows) + "</dl>"
 
 
 def _table(frame: pl.DataFrame) -> str:
@@ -95,6 +132,8 @@ def _table(frame: pl.DataFrame) -> str:
         cells = "".join(
             f"<td class='fa-num'>{html.escape(format_value(value))}</td>"
             if name in numeric
+            else f"<td class='fa-false'>{html.escape(format_value(value))}</td>"
+            if value is False
             else f"<td>{html.escape(format_value(value))}</td>"
             for name, value in row.items()
         )

@@ -9,6 +9,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
+from frameaudit.fair.ranking import Size
 from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
@@ -19,6 +20,13 @@ LAYOUT = Layout(
     per_group="Per group (n: the group size)",
     worst="Furthest from parity (reference: the groups' mean; for NDKL, 0)",
     unit="rankings",
+    lead=("exp", "MinMaxRatio"),
+    needs={
+        "expu": "relevance=",
+        "expru": "relevance= and ctr=",
+        "erbr": "relevant= (binary relevance)",
+        "iaa": "relevance=",
+    },
 )
 
 # what fair looks like under each combo, and the combo's range (V_g ≥ 0)
@@ -58,30 +66,38 @@ def ranking(
     ranking: str | Sequence[str] | None = None,
     item: str | None = None,
     groups: Mapping[Any, Any] | Any | None = None,
+    universe: Any | None = None,
+    size: Size | None = None,
+    target: Any | None = None,
     relevance: str | None = None,
     ctr: str | None = None,
     relevant: str | None = None,
     p: float = 0.5,
     decay: float = 0.5,
+    by: str | Sequence[str] | None = None,
+    weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> Report:
     r"""The fair-ranking report of a ranking log: every metric, per group and combined.
 
-    Runs each group metric once per group (``combo=None``) and combines its per-group values
-    with :func:`frameaudit.fair.combine` under each of the seven combos; adds NDKL (the mean
-    over rankings, and per ranking when ``ranking`` is given) and IAA. A metric that needs a
-    column that is not given is left out: EXPU and IAA need ``relevance``, EXPRU needs
-    ``relevance`` and ``ctr``, ERBR needs ``relevant`` (binary relevance).
+    Runs each group metric twice: once per group (``combo=None``) and once with every combo
+    (all seven computed from the same per-group values, with their intervals under ``ci``);
+    adds NDKL (the mean over rankings, and per ranking when ``ranking`` is given) and IAA. A
+    metric that needs a column that is not given is left out: EXPU and IAA need
+    ``relevance``, EXPRU needs ``relevance`` and ``ctr``, ERBR needs ``relevant`` (binary
+    relevance).
 
     Parameters
     ----------
     frame
         Any frame the metrics take (Polars DataFrame/LazyFrame, pandas, pyarrow, DuckDB,
         PySpark): one row per ranked item. The report holds eager Polars frames.
-    rank, group, ranking, item, groups
-        The column roles, as for :func:`frameaudit.fair.exp`.
+    rank, group, ranking, item, groups, universe, size
+        The column roles and the group universe, as for :func:`frameaudit.fair.exp`.
+    target
+        NDKL's desired distribution, as for :func:`frameaudit.fair.ndkl`.
     relevance
         Relevance column in [0, 1] (EXPU, EXPRU, IAA). None: those metrics are left out.
     ctr
@@ -92,6 +108,11 @@ def ranking(
         AWRF's stopping probability in (0, 1].
     decay
         ERBE/ERBP/ERBR's γ in [0, 1).
+    by
+        Column(s): one report section per partition (a market, a device); the tables lead
+        with these columns.
+    weight
+        Unit weights of the rankings (e.g. a query's traffic), as for the metrics.
     ci
         Confidence level of percentile bootstrap intervals over the rankings (``ranking``
         required), e.g. 0.95. None: no intervals.
@@ -101,15 +122,13 @@ def ranking(
     Returns
     -------
     Report
-        ``per_group``: the group columns, ``n`` and each group metric (with ``ci``:
-        ``<metric>_lo``, ``<metric>_hi`` and ``rankings``). ``summary``: one row per group metric
-        and combo, then ``ndkl`` and ``iaa`` (combo null). With ``ci``, ``lo``/``hi`` hold
-        intervals for the ``MinMaxRatio`` rows (each group metric called once with ``ci=`` and
-        its default combo), for ``ndkl`` and for ``iaa``; the other six combos have no interval
-        (null), since an interval of a combo needs its own bootstrap. ``worst``: per group
+        ``per_group``: the ``by`` and group columns, ``n`` and each group metric (with
+        ``ci``: ``<metric>_lo``, ``<metric>_hi`` and ``rankings``); a group of the universe
+        that a partition lacks has ``n`` = 0. ``summary``: one row per (partition,) group
+        metric and combo, then ``ndkl`` and ``iaa`` (combo null), with ``lo``/``hi`` under
+        ``ci`` and a ``note`` saying why a value is undefined (null). ``worst``: per group
         metric the group furthest from the groups' mean (parity: every group equal; on a tie,
-        the group below the mean), and the
-        five rankings with the highest NDKL (the partition's NDKL without ``ranking``).
+        the group below the mean), and the five rankings with the highest NDKL.
         ``tables``: ``ndkl_by_ranking`` (every ranking, worst first, with ``ranking``) and
         ``positions`` (each group's share of the rows at each position bucket).
 
@@ -123,58 +142,65 @@ def ranking(
     """
     keys = [group] if isinstance(group, str) else list(group)
     rankings = None if ranking is None else [ranking] if isinstance(ranking, str) else list(ranking)
+    partitions = [] if by is None else [by] if isinstance(by, str) else list(by)
     roles = {"rank": rank, "group": group, "ranking": ranking, "item": item, "groups": groups}
+    roles |= {"universe": universe, "by": by, "weight": weight}
     boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
     given = {"relevance": relevance, "ctr": ctr, "relevant": relevant, "p": p, "decay": decay}
     per_group: pl.DataFrame | None = None
-    summary: list[dict[str, Any]] = []
+    summary: list[pl.DataFrame] = []
     worst: list[dict[str, Any]] = []
-    for name, needs in GROUP_METRICS.items():
-        if any(given[source] is None for source in needs.values()):
-            continue  # a column the metric needs was not given
-        extra = {option: given[source] for option, source in needs.items()}
-        metric = getattr(fair, name)
-        values = _tables.eager(metric(frame, **roles, **extra, combo=None, **boot))
-        shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
-        if per_group is None:
-            per_group = values.drop("undefined_replicates", strict=False)
-        else:
-            per_group = per_group.join(values.drop(shared), on=keys, how="left", nulls_equal=True)
-        overall = _tables.eager(metric(frame, **roles, **extra, **boot)) if ci is not None else None
-        for combo in fair.COMBOS:
-            value = _tables.eager(fair.combine(values, metric=name, combo=combo)).item()
-            shown = overall if combo == "MinMaxRatio" else None
-            summary.append(_row(name, combo, value, shown, ci))
-        worst.append(_worst_group(values, keys, name))
-    assert per_group is not None  # EXP is always there
-    positions: dict[str, Any] = {"rank": rank, "ranking": ranking, "item": item}
-    ndkl = _tables.eager(fair.ndkl(frame, **positions, group=group, groups=groups, **boot))
-    summary.append(_row("ndkl", None, ndkl["ndkl"].item(), ndkl if ci else None, ci))
-    tables: dict[str, pl.DataFrame] = {}
-    if rankings is not None:
-        by_ranking = _tables.eager(
-            fair.ndkl(frame, **positions, group=group, groups=groups, by=ranking)
+    with _tables.progress(len(GROUP_METRICS) + 3, "ranking report") as step:
+        for name, needs in GROUP_METRICS.items():
+            if any(given[source] is None for source in needs.values()):
+                step()
+                continue  # a column the metric needs was not given
+            extra = {option: given[source] for option, source in needs.items()}
+            if name in _SIZED:
+                extra["size"] = size
+            metric = getattr(fair, name)
+            values = _tables.eager(metric(frame, **roles, **extra, combo=None, **boot))
+            shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
+            joined = [*partitions, *keys]
+            if per_group is None:
+                per_group = values.drop("undefined_replicates", strict=False)
+            else:
+                per_group = per_group.join(
+                    values.drop(shared), on=joined, how="left", nulls_equal=True
+                )
+            combos = _tables.eager(metric(frame, **roles, **extra, combo=list(fair.COMBOS), **boot))
+            summary.append(_combos(name, combos, values, partitions=partitions, keys=keys, ci=ci))
+            worst.append(_worst_group(values, [*partitions, *keys], name))
+            step()
+        assert per_group is not None  # EXP is always there
+        positions: dict[str, Any] = {"rank": rank, "ranking": ranking, "item": item}
+        weighting: dict[str, Any] = {"by": by, "weight": weight}
+        ndkl_roles = {**positions, "group": group, "groups": groups, "universe": universe}
+        ndkl_roles |= {"target": target, **weighting}
+        ndkl, tables = _ndkl(frame, ndkl_roles, partitions=partitions, rankings=rankings, boot=boot)
+        summary.append(_single("ndkl", ndkl, ci, _ndkl_note(per_group, keys, target)))
+        worst.extend(_worst_rankings(ndkl, tables, partitions))
+        step(2)
+        if relevance:
+            iaa = _tables.eager(
+                fair.iaa(frame, **positions, relevance=relevance, **weighting, **boot)
+            )
+            summary.append(_single("iaa", iaa, ci, None))
+        tables["positions"] = _positions(
+            frame, rank=rank, keys=keys, item=item, groups=groups, weight=weight
         )
-        by_ranking = by_ranking.sort("ndkl", *rankings, descending=[True] + [False] * len(rankings))
-        tables["ndkl_by_ranking"] = by_ranking
-        label = _tables.label(rankings)
-        worst.extend(
-            _tables.worst_row("ndkl", "ranking", name, value, 0.0)
-            for name, value in by_ranking.head(_SHOWN_RANKINGS).select(label, "ndkl").iter_rows()
-        )
-    else:
-        worst.append(_tables.worst_row("ndkl", "ranking", "(all rows)", ndkl["ndkl"].item(), 0.0))
-    if relevance:
-        iaa = _tables.eager(fair.iaa(frame, **positions, relevance=relevance, **boot))
-        summary.append(_row("iaa", None, iaa["iaa"].item(), iaa if ci else None, ci))
-    tables["positions"] = _positions(frame, rank, keys, item, groups)
+        step()
     group_names = " × ".join(keys)
+    title = f"Fair-ranking report by {group_names}"
+    if partitions:
+        title += f", per {' × '.join(partitions)}"
     return Report(
         family="ranking",
-        title=f"Fair-ranking report by {group_names}",
+        title=title,
         keys=tuple(keys),
-        per_group=per_group.sort(keys),
-        summary=_tables.summary(summary, unit=LAYOUT.unit, ci=ci),
+        by=tuple(partitions),
+        per_group=per_group.sort([*partitions, *keys], nulls_last=True),
+        summary=_tables.stack(summary, partitions, unit=LAYOUT.unit, ci=ci),
         worst=_tables.worst(worst),
         tables=tables,
         parameters={
@@ -182,15 +208,30 @@ def ranking(
             "group": keys,
             "ranking": rankings,
             "item": item,
+            "groups": None if groups is None else "given",
+            "universe": _tables.plain_values(universe),
+            "size": size,
+            "target": _tables.plain_values(target),
             "relevance": relevance,
             "ctr": ctr,
             "relevant": relevant,
             "p": float(p),
             "decay": float(decay),
+            "by": partitions or None,
+            "weight": weight,
             "ci": ci,
             "n_boot": n_boot,
             "seed": seed,
         },
+        record=_tables.record(
+            frame,
+            units=[*partitions, *(rankings or [])],
+            unit="rankings",
+            groups=per_group.select(_tables.label(keys))
+            .unique(maintain_order=True)
+            .to_series()
+            .to_list(),
+        ),
         notes=(
             "Group metrics give each group a value V_g pooled over the rankings (higher: more "
             "exposure or more pairs won); parity is every group at the same value.",
@@ -201,30 +242,148 @@ def ranking(
     )
 
 
-def _row(
-    metric: str, combo: str | None, value: Any, result: pl.DataFrame | None, ci: float | None
-) -> dict[str, Any]:
-    """A summary row; ``result``: the metric's own result with ``ci=`` (or None)."""
-    interval = None
-    if result is not None:
-        interval = {
-            "lo": result[f"{metric}_lo"].item(),
-            "hi": result[f"{metric}_hi"].item(),
-            "rankings": result["rankings"].item(),
-            "undefined_replicates": result["undefined_replicates"].item(),
-        }
-    direction = DIRECTIONS[combo or metric]
-    return _tables.summary_row(
-        metric, combo, value, direction, unit=LAYOUT.unit, ci=ci, interval=interval
+_SIZED = ("exp", "awrf", "erbp")  # the group metrics whose V_g divides by n_g (size=)
+
+
+def _ndkl(
+    frame: Any,
+    roles: dict[str, Any],
+    *,
+    partitions: list[str],
+    rankings: list[str] | None,
+    boot: dict[str, Any],
+) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    """NDKL per partition (with its interval), and per ranking (``ndkl_by_ranking``)."""
+    ndkl = _tables.eager(fair.ndkl(frame, **roles, **boot))
+    tables: dict[str, pl.DataFrame] = {}
+    if rankings is not None:
+        by = list(dict.fromkeys([*partitions, *rankings]))
+        per_ranking = {**roles, "by": by, "weight": None}
+        by_ranking = _tables.eager(fair.ndkl(frame, **per_ranking))
+        keys = by_ranking.columns[:-1]
+        tables["ndkl_by_ranking"] = by_ranking.sort(
+            "ndkl", *keys, descending=[True] + [False] * len(keys), nulls_last=True
+        )
+    return ndkl, tables
+
+
+def _worst_rankings(
+    ndkl: pl.DataFrame, tables: dict[str, pl.DataFrame], partitions: list[str]
+) -> list[dict[str, Any]]:
+    """The rankings with the highest NDKL (the partitions' NDKL without ``ranking``)."""
+    by_ranking = tables.get("ndkl_by_ranking")
+    if by_ranking is not None:
+        label = _tables.label(by_ranking.columns[:-1])
+        shown = by_ranking.head(_SHOWN_RANKINGS).select(label, "ndkl").iter_rows()
+        return [_tables.worst_row("ndkl", "ranking", name, value, 0.0) for name, value in shown]
+    return [
+        _tables.worst_row(
+            "ndkl",
+            "ranking",
+            "/".join(str(row[c]) for c in partitions) or "(all rows)",
+            row["ndkl"],
+            0.0,
+        )
+        for row in ndkl.iter_rows(named=True)
+    ]
+
+
+def _combos(
+    metric: str,
+    combos: pl.DataFrame,
+    values: pl.DataFrame,
+    *,
+    partitions: list[str],
+    keys: list[str],
+    ci: float | None,
+) -> pl.DataFrame:
+    """The summary rows of a group metric: one per (partition, combo), with its note."""
+    notes = _absent(values, partitions, keys, metric)
+    rows = combos.rename({metric: "value"}).with_columns(pl.lit(metric).alias("metric"))
+    if ci is not None:
+        rows = rows.rename({f"{metric}_lo": "lo", f"{metric}_hi": "hi"})
+    order = {name: i for i, name in enumerate(fair.COMBOS)}
+    rows = (
+        rows.with_columns(
+            pl.col("combo").replace_strict(order, return_dtype=pl.Int64).alias("__order")
+        )
+        .sort([*partitions, "__order"])
+        .drop("__order")
     )
+    rows = (
+        rows.join(notes, on=partitions, how="left")
+        if partitions
+        else rows.with_columns(
+            pl.lit(notes.item() if notes.height else None, dtype=pl.String).alias("note")
+        )
+    )
+    direction = pl.col("combo").replace_strict(
+        {c: DIRECTIONS[c][0] for c in fair.COMBOS}, return_dtype=pl.String
+    )
+    scale = pl.col("combo").replace_strict(
+        {c: DIRECTIONS[c][1] for c in fair.COMBOS}, return_dtype=pl.String
+    )
+    note = pl.when(pl.col("value").is_null()).then(pl.col("note"))
+    return rows.with_columns(direction.alias("direction"), scale.alias("range"), note.alias("note"))
+
+
+def _absent(
+    values: pl.DataFrame, partitions: list[str], keys: list[str], metric: str
+) -> pl.DataFrame:
+    """Per partition, why a combo of ``metric`` is undefined: absent groups, null V_g."""
+    label = _tables.label(keys)
+    reasons = values.group_by(partitions or pl.lit(0).alias("__all")).agg(
+        label.filter(pl.col("n") == 0).alias("absent"),
+        label.filter(pl.col(metric).is_null() & (pl.col("n") > 0)).alias("undefined"),
+        pl.len().alias("groups"),
+    )
+    reason = pl.coalesce(
+        _tables.listed("absent", "group {} absent (n = 0)"),
+        _tables.listed("undefined", f"group {{}}: {metric.upper()} undefined (0/0)"),
+        pl.when(pl.col("groups") < 2).then(pl.lit("fewer than two groups to compare")),
+    )
+    return reasons.select(*partitions, reason.alias("note"))
+
+
+def _single(metric: str, result: pl.DataFrame, ci: float | None, note: str | None) -> pl.DataFrame:
+    """The summary rows of a single-number metric (combo null), one per partition."""
+    rows = result.rename({metric: "value"}).with_columns(
+        pl.lit(metric).alias("metric"),
+        pl.lit(None, dtype=pl.String).alias("combo"),
+        pl.lit(DIRECTIONS[metric][0]).alias("direction"),
+        pl.lit(DIRECTIONS[metric][1]).alias("range"),
+        pl.when(pl.col("value").is_null()).then(pl.lit(note, dtype=pl.String)).alias("note"),
+    )
+    if ci is not None:
+        rows = rows.rename({f"{metric}_lo": "lo", f"{metric}_hi": "hi"})
+    return rows
+
+
+def _ndkl_note(per_group: pl.DataFrame, keys: list[str], target: Any) -> str | None:
+    """Why NDKL is null (the notes of :func:`frameaudit.fair.ndkl`)."""
+    if target is not None:
+        return None
+    totals = per_group.group_by(keys).agg(pl.col("n").sum())
+    absent = totals.filter(pl.col("n") == 0).select(_tables.label(keys))
+    if absent.height:
+        names = ", ".join(f"'{name}'" for name in absent.to_series().sort().head(3))
+        return f"group {names} has no row in the frame: no reference share (give target=)"
+    if totals.height < 2:
+        return "fewer than two groups to compare"
+    return None
 
 
 def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str, Any]:
     """The group whose value is furthest from the groups' mean (parity: all equal).
 
     On a tie (two groups are always equally far), the group below the mean: the one the
-    ranking disadvantages.
+    ranking disadvantages. A group of the universe absent from the data (n = 0) with no value
+    is the worst of all: nothing says it gets its share.
     """
+    absent = values.filter((pl.col("n") == 0) & pl.col(metric).is_null())
+    if not absent.is_empty():
+        name = absent.select(_tables.label(keys)).to_series()[0]
+        return _tables.worst_row(metric, "group", f"{name} (absent)", None, None)
     defined = values.filter(pl.col(metric).is_not_null() & pl.col(metric).is_finite())
     if defined.is_empty():
         return _tables.worst_row(metric, "group", "(no defined value)", None, None)
@@ -238,12 +397,13 @@ def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str
 
 
 def _positions(
-    frame: Any, rank: str, keys: list[str], item: str | None, groups: Any
+    frame: Any, *, rank: str, keys: list[str], item: str | None, groups: Any, weight: str | None
 ) -> pl.DataFrame:
     """Each group's share of the rows at each position bucket, and of all rows.
 
     Counted in the input's engine (only the counts are collected); with ``groups=`` the
-    counts are per item and the mapping names the groups.
+    counts are per item and the mapping names the groups; with ``weight`` a row counts its
+    ranking's weight.
     """
     native = nw.from_native(frame)
     lazy = native.lazy(backend="polars") if isinstance(native, nw.DataFrame) else native
@@ -252,8 +412,8 @@ def _positions(
     counts = _tables.eager(
         lazy.with_columns(bucket.alias("bucket"))
         .group_by("bucket", *by)
-        .agg(nw.len().alias("rows"))
-    ).with_columns(pl.col("rows").cast(pl.Int64))
+        .agg((nw.col(weight).cast(nw.Float64).sum() if weight else nw.len()).alias("rows"))
+    ).with_columns(pl.col("rows").cast(pl.Float64 if weight else pl.Int64))
     if groups is not None:
         assert item is not None  # the metrics require it with groups=
         mapping = (

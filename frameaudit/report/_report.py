@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import operator
+import os
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,12 +16,15 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from frameaudit.exceptions import InvalidParameterError
-from frameaudit.report import _charts, _html, _text
+from frameaudit.report import _charts, _html, _markdown, _text, _views
 
 if TYPE_CHECKING:
     import altair as alt
 
-__all__ = ["OPERATORS", "Report"]
+__all__ = ["OPERATORS", "SCHEMA_VERSION", "Report", "json_schema", "write_atomically"]
+
+SCHEMA_VERSION = 2
+"""The version of the JSON layout :meth:`Report.to_dict` writes (``report/schema.json``)."""
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -30,6 +36,15 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 _TABLES = ("per_group", "summary", "worst")
+_VERDICTS = {
+    "requirement": pl.String,
+    "metric": pl.String,
+    "combo": pl.String,
+    "value": pl.Float64,
+    "rule": pl.String,
+    "passed": pl.Boolean,
+    "note": pl.String,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +75,15 @@ class Report:
         The options the report was computed with (plain values).
     notes
         Sentences on how to read the report.
+    by
+        The partition columns (``by=``) that lead ``per_group`` and ``summary``; empty without.
+    record
+        The audit record: ``source`` (the input's kind, rows, resampling units, groups, and
+        the file and filters where known), ``versions`` (frameaudit, Python and the engines)
+        and ``created`` (UTC; set ``SOURCE_DATE_EPOCH`` for byte-identical reruns).
+    verdicts
+        The audit gate (:meth:`gate`): one row per rule and partition, as :meth:`check`
+        returns them; None before a gate is applied.
     """
 
     family: str
@@ -71,11 +95,14 @@ class Report:
     tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
     parameters: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    by: tuple[str, ...] = ()
+    record: Mapping[str, Any] = field(default_factory=dict)
+    verdicts: pl.DataFrame | None = None
 
     # --- audit gates --------------------------------------------------------------------------
 
     def check(self, requirements: Mapping[str, tuple[str, float]]) -> pl.DataFrame:
-        """A verdict for each requirement on the summary's values.
+        """A verdict for each requirement on the summary's values (per partition with ``by``).
 
         Parameters
         ----------
@@ -86,50 +113,92 @@ class Report:
 
         Returns
         -------
-        A Polars DataFrame, one row per requirement in the given order: ``requirement``,
-        ``metric``, ``combo``, ``value``, ``rule`` (e.g. ``">= 0.8"``) and ``passed``
-        (Boolean; False where the value is null or NaN).
+        A Polars DataFrame, one row per requirement (and ``by`` partition) in the given order:
+        the ``by`` columns, ``requirement``, ``metric``, ``combo``, ``value``, ``rule`` (e.g.
+        ``">= 0.8"``), ``passed`` (Boolean) and ``note``. An undefined value (null or NaN)
+        never passes: ``passed`` is False and ``note`` says why the value is undefined.
 
         Raises
         ------
         InvalidParameterError
-            For a metric the report does not hold, a combo the metric does not have (or a
-            group metric named without a combo), an unknown operator or a threshold that is
-            not a number.
+            For a metric the report does not hold (saying which column or option it needs
+            where the family has it), a combo the metric does not have (or a group metric
+            named without a combo), an unknown operator or a threshold that is not a number.
         """
-        values = {
-            (row["metric"], row["combo"]): row["value"]
-            for row in self.summary.select("metric", "combo", "value").iter_rows(named=True)
-        }
+        by = list(self.by)
+        noted = "note" in self.summary.columns
+        rows_of: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+        for row in self.summary.iter_rows(named=True):
+            rows_of.setdefault((row["metric"], row["combo"]), []).append(row)
         combos: dict[str, list[str | None]] = {}
-        for metric, combo in values:
+        for metric, combo in rows_of:
             combos.setdefault(metric, []).append(combo)
-        rows = []
+        verdicts = []
         for requirement, rule in requirements.items():
             metric, _, combo_name = requirement.partition(":")
             combo = combo_name or None
             if metric not in combos:
+                _views.refuse_missing(self, metric)
                 raise InvalidParameterError.choice("requirement metric", metric, combos)
             if combo not in combos[metric]:
                 named = [f"{metric}:{c}" if c else metric for c in combos[metric]]
                 raise InvalidParameterError.choice("requirement", requirement, named)
             op, threshold = _rule(requirement, rule)
-            value = values[(metric, combo)]
-            passed = value is not None and not math.isnan(value) and OPERATORS[op](value, threshold)
-            rows.append((requirement, metric, combo, value, f"{op} {threshold:g}", passed))
-        schema = {
-            "requirement": pl.String,
-            "metric": pl.String,
-            "combo": pl.String,
-            "value": pl.Float64,
-            "rule": pl.String,
-            "passed": pl.Boolean,
-        }
-        return pl.DataFrame(rows, schema=schema, orient="row")
+            for row in rows_of[(metric, combo)]:
+                value = row["value"]
+                undefined = value is None or math.isnan(value)
+                passed = not undefined and OPERATORS[op](value, threshold)
+                note = None
+                if undefined:
+                    reason = row["note"] if noted and row["note"] else "no value"
+                    note = f"undefined: {reason}"
+                verdicts.append(
+                    {
+                        **{c: row[c] for c in by},
+                        "requirement": requirement,
+                        "metric": metric,
+                        "combo": combo,
+                        "value": value,
+                        "rule": f"{op} {threshold:g}",
+                        "passed": passed,
+                        "note": note,
+                    }
+                )
+        schema: dict[str, Any] = {**self.summary.select(by).schema, **_VERDICTS}
+        return pl.DataFrame(verdicts, schema=schema, orient="row")
 
     def passed(self, requirements: Mapping[str, tuple[str, float]]) -> bool:
         """Whether every requirement holds (see :meth:`check`)."""
         return bool(self.check(requirements)["passed"].all())
+
+    def gate(self, requirements: Mapping[str, tuple[str, float]]) -> Report:
+        """A copy of the report with the verdicts of ``requirements`` (:attr:`verdicts`).
+
+        The exports (text, HTML, JSON, Markdown) then open with the audit's outcome and list
+        every rule with its verdict and the value it read.
+        """
+        return dataclasses.replace(self, verdicts=self.check(requirements))
+
+    @property
+    def headline(self) -> str:
+        """One sentence on the outcome: the gate's verdict when applied, then the lead finding."""
+        lead = _views.lead(self)
+        if self.verdicts is None:
+            return lead
+        failed = self.verdicts.filter(~pl.col("passed"))
+        rules = self.verdicts["requirement"].n_unique()
+        if failed.is_empty():
+            verdict = f"Audit passed: all {rules} rule(s) hold."
+        else:
+            first = failed.row(0, named=True)
+            where = "".join(f" for {c}={first[c]!r}" for c in self.by)
+            shown = "undefined" if first["value"] is None else f"{first['value']:.4g}"
+            failing = failed["requirement"].n_unique()
+            verdict = (
+                f"Audit FAILED: {failing} of {rules} rule(s) failed; {first['requirement']}"
+                f"{where} = {shown}, required {first['rule']}."
+            )
+        return f"{verdict} {lead}"
 
     # --- export -------------------------------------------------------------------------------
 
@@ -141,25 +210,36 @@ class Report:
         no such numbers). :meth:`from_dict` reads it back.
         """
         return {
+            "schema_version": SCHEMA_VERSION,
             "family": self.family,
             "title": self.title,
+            "headline": self.headline,
+            "passed": None if self.verdicts is None else bool(self.verdicts["passed"].all()),
+            "verdicts": None if self.verdicts is None else _table(self.verdicts),
             "keys": list(self.keys),
+            "by": list(self.by),
             "parameters": dict(self.parameters),
+            "record": dict(self.record),
             "notes": list(self.notes),
             **{name: _table(getattr(self, name)) for name in _TABLES},
             "tables": {name: _table(frame) for name, frame in self.tables.items()},
         }
 
     def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
-        """The report as strict JSON (:meth:`to_dict`); written to ``path`` when given."""
-        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        """The report as strict JSON (:meth:`to_dict`); written to ``path`` when given.
+
+        The file is written whole or not at all (a temporary file beside it, then renamed):
+        a failed write never leaves a truncated report in place of the previous one.
+        """
+        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_atomically(path, text)
         return text
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
         """The report :meth:`to_dict` wrote (the tables with their dtypes)."""
+        verdicts = data.get("verdicts")
         return cls(
             family=data["family"],
             title=data["title"],
@@ -168,6 +248,9 @@ class Report:
             notes=tuple(data["notes"]),
             **{name: _frame(data[name]) for name in _TABLES},
             tables={name: _frame(table) for name, table in data["tables"].items()},
+            by=tuple(data.get("by", ())),
+            record=dict(data.get("record", {})),
+            verdicts=None if verdicts is None else _frame(verdicts),
         )
 
     @classmethod
@@ -187,7 +270,18 @@ class Report:
         """
         text = _html.page(self)
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_atomically(path, text)
+        return text
+
+    def to_markdown(self, path: str | Path | None = None) -> str:
+        """The report as Markdown (GitHub-flavoured tables), for model cards and pull requests.
+
+        The headline, the gate's verdicts, the tables and the audit record; no charts (the
+        HTML file has them). Returns the text; writes it to ``path`` when given (atomically).
+        """
+        text = _markdown.render(self)
+        if path is not None:
+            write_atomically(path, text)
         return text
 
     def _repr_html_(self) -> str:
@@ -198,6 +292,34 @@ class Report:
 
     def __repr__(self) -> str:
         return f"<frameaudit Report: {self.title}>"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of :meth:`Report.to_json`, shipped with the package."""
+    schema: dict[str, Any] = json.loads(
+        (Path(__file__).parent / "schema.json").read_text(encoding="utf-8")
+    )
+    return schema
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all.
+
+    The text goes to a temporary file in the same folder, flushed to disk, then renamed over
+    ``path`` (atomic on POSIX and Windows): a full disk, a size limit or a kill leaves the
+    previous file as it was, and the temporary file is removed.
+    """
+    target = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _rule(requirement: str, rule: Any) -> tuple[str, float]:

@@ -19,7 +19,9 @@ LAYOUT = Layout(
     per_group="Per pair of runs (n: the samples compared)",
     worst="Least reproducible pair per metric, then run (reference: the mean over them)",
     unit="samples",
+    rows="pairs of runs",
     shown={"leave_one_out": "Leave-one-out consistency (the other runs' with each run left out)"},
+    lead=("ec_local", None),
 )
 
 # what most reproducible looks like for each pairwise metric, and its range
@@ -132,6 +134,7 @@ def repro(
         worst=_tables.worst(worst),
         tables={"leave_one_out": left_out},
         parameters=options,
+        record=_tables.record(frame, units=[sample], unit="samples"),
         notes=(
             "Every pair of runs is compared on the same samples; each metric but EC_g is 1 when "
             "two runs agree completely (summary: the mean over the pairs).",

@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import datetime as dt
+import os
+import platform
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import metadata
 from typing import Any
 
 import narwhals.stable.v2 as nw
 import polars as pl
+from tqdm.auto import tqdm
 
+from frameaudit._engine import is_frame
 from frameaudit.exceptions import frameaudit_errors
 
-__all__ = ["eager", "label", "summary", "summary_row", "worst", "worst_row"]
+__all__ = [
+    "created",
+    "eager",
+    "label",
+    "listed",
+    "plain_values",
+    "progress",
+    "record",
+    "stack",
+    "summary",
+    "summary_row",
+    "versions",
+    "worst",
+    "worst_row",
+]
+
+_PROGRESS_DELAY = 2.0  # seconds before a report's progress bar shows (quick reports show none)
 
 
 def eager(result: Any) -> pl.DataFrame:
@@ -92,3 +115,121 @@ def worst(rows: Sequence[dict[str, Any]]) -> pl.DataFrame:
         "gap": pl.Float64,
     }
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def stack(
+    frames: Sequence[pl.DataFrame], partitions: Sequence[str], *, unit: str, ci: float | None
+) -> pl.DataFrame:
+    """Summary rows built as frames (one per metric), in the summary's column order."""
+    columns: dict[str, Any] = dict.fromkeys(partitions)
+    columns |= {
+        "metric": pl.String,
+        "combo": pl.String,
+        "value": pl.Float64,
+        "lo": pl.Float64,
+        "hi": pl.Float64,
+    }
+    if ci is not None:
+        columns |= {unit: pl.Int64, "undefined_replicates": pl.Int64}
+    columns |= {"direction": pl.String, "range": pl.String, "note": pl.String}
+    shaped = [
+        frame.with_columns(
+            pl.lit(None, dtype=dtype).alias(name)
+            for name, dtype in columns.items()
+            if name not in frame.columns and dtype is not None
+        ).select(
+            *(
+                pl.col(name) if dtype is None else pl.col(name).cast(dtype)
+                for name, dtype in columns.items()
+            )
+        )
+        for frame in frames
+    ]
+    return pl.concat(shaped, how="vertical_relaxed")
+
+
+def listed(column: str, template: str, shown: int = 3) -> pl.Expr:
+    """``template`` around the first ``shown`` names of a list column, quoted, where any."""
+    names = pl.col(column)
+    quoted = names.list.head(shown).list.eval(pl.format("'{}'", pl.element())).list.join(", ")
+    more = (
+        pl.when(names.list.len() > shown)
+        .then(pl.format(" and {} more", names.list.len() - shown))
+        .otherwise(pl.lit(""))
+    )
+    head, _, tail = template.partition("{}")
+    return pl.when(names.list.len() > 0).then(
+        pl.concat_str(pl.lit(head), quoted, more, pl.lit(tail))
+    )
+
+
+@contextlib.contextmanager
+def progress(steps: int, description: str) -> Iterator[Callable[..., None]]:
+    """A progress bar over a report's ``steps``, shown once it has taken a few seconds.
+
+    Yields ``step(n=1)``, which advances the bar by n steps.
+    """
+    with tqdm(total=steps, desc=description, delay=_PROGRESS_DELAY, leave=False) as bar:
+
+        def step(n: int = 1) -> None:
+            bar.update(n)
+
+        yield step
+
+
+def plain_values(value: Any) -> Any:
+    """A parameter as plain JSON values: a frame is described, tuples become lists."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if is_frame(value):
+        return f"a frame of {len(nw.from_native(value).lazy().collect_schema())} column(s)"
+    if isinstance(value, Mapping):
+        return [[plain_values(k), plain_values(v)] for k, v in value.items()]
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain_values(v) for v in value]
+    return str(value)
+
+
+def created() -> str:
+    """When the report was made, in UTC; ``SOURCE_DATE_EPOCH`` fixes it (reproducible files)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = (
+        dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
+        if epoch is not None and epoch.strip().isdigit()
+        else dt.datetime.now(tz=dt.UTC)
+    )
+    return moment.isoformat(timespec="seconds")
+
+
+def versions(frame: Any) -> dict[str, str]:
+    """The versions that computed a report: frameaudit, Python and the engines involved."""
+    names = ["frameaudit", "polars", "narwhals", "numpy"]
+    library = type(frame).__module__.split(".")[0]
+    if library not in names and library != "builtins":
+        names.append(library)
+    found = {"python": platform.python_version()}
+    for name in names:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found[name] = metadata.version(name)
+    return found
+
+
+def record(
+    frame: Any, *, units: Sequence[str], unit: str, groups: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The report's provenance: the input's kind, rows and units, its groups, the versions.
+
+    Counted in the input's engine (two small queries).
+    """
+    native = nw.from_native(frame)
+    lazy = native.lazy(backend="polars") if isinstance(native, nw.DataFrame) else native
+    rows = eager(lazy.select(nw.len().alias("rows"))).item()
+    counted = eager(lazy.select(list(units)).unique().select(nw.len())).item() if units else None
+    source: dict[str, Any] = {
+        "kind": f"{type(frame).__module__.split('.')[0]}.{type(frame).__name__}",
+        "rows": int(rows),
+        unit: None if counted is None else int(counted),
+    }
+    if groups:
+        source["groups"] = list(groups)
+    return {"source": source, "versions": versions(frame), "created": created()}

@@ -18,41 +18,49 @@ _WIDTH = 96
 
 
 def render(report: Report) -> str:
-    """The report's tables and guidance, with no shape or dtype rows."""
+    """The report for a terminal: the headline and gate first, then the worst, then the rest.
+
+    The audit record (parameters, input, versions, time) is in ``report.record`` and in the
+    audit files (HTML, JSON, Markdown), not on the terminal.
+    """
     layout = _views.family(report).LAYOUT
-    keys = list(report.keys)
+    keys = [*report.by, *report.keys]
     values = [c for c in report.per_group.columns if c not in {*keys, "n", layout.unit}]
     shown = [c for c in values if not c.endswith(("_lo", "_hi"))]
-    sections = [
-        report.title,
-        "=" * len(report.title),
-        *(textwrap.fill(note, _WIDTH) for note in report.notes),
-        "",
-        f"{layout.per_group}:",
-        _show(report.per_group.select(*keys, "n", *shown), keep=len(keys) + 1),
-    ]
+    sections = [report.title, "=" * len(report.title), textwrap.fill(report.headline, _WIDTH)]
+    if report.verdicts is not None:
+        sections += ["", "Audit gate:", _show(report.verdicts)]
+    undefined = _views.undefined(report)
+    if not undefined.is_empty():
+        sections += ["", "Undefined values, and why:", _show(undefined)]
+    sections += ["", f"{layout.worst}, worst first:", _show(report.worst)]
     combos = _views.combos(report)
     if not combos.is_empty():
         sections += [
             "",
             "Combined over the groups, one column per combo:",
-            _show(combos),
+            _show(combos, keep=len(report.by) + 1),
             *("  " + line for line in _views.legend(report)),
         ]
     single = _views.single(report)
     if not single.is_empty():
         sections += ["", "Single-number metrics:", _show(single)]
-    intervals = _views.intervals(report)
+    intervals = _views.lead_intervals(report)
     if not intervals.is_empty():
         level = report.parameters.get("ci")
-        sections += [
-            "",
-            f"{level:.0%} bootstrap intervals over the {layout.unit} (per group: .per_group):",
-            _show(intervals),
-        ]
-    sections += ["", f"{layout.worst}, worst first:", _show(report.worst)]
+        heading = (
+            f"{level:.0%} bootstrap intervals over the {layout.unit} (all of them in .summary; "
+            f"the {layout.rows}' in .per_group):"
+        )
+        sections += ["", textwrap.fill(heading, _WIDTH), _show(intervals)]
+    sections += [
+        "",
+        f"{layout.per_group}:",
+        _show(report.per_group.select(*keys, "n", *shown), keep=len(keys) + 1),
+    ]
     for name, heading in layout.shown.items():
         sections += ["", f"{heading}:", _show(report.tables[name])]
+    sections += ["", *(textwrap.fill(note, _WIDTH) for note in report.notes)]
     return "\n".join(sections)
 
 

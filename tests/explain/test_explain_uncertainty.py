@@ -304,7 +304,7 @@ BY = {"by": "fold"}
             FRAME,
             {**BY, "ci": 0.9, "n_boot": 1},
             fa.InvalidParameterError,
-            r"n_boot=1: expected an integer in \[2, inf\]",
+            r"n_boot=1: expected an integer in \[2, 100000\]",
         ),
         (FRAME, {**BY, "ci": 0.9, "n_boot": 10.5}, fa.InvalidParameterError, r"n_boot=10.5"),
         (FRAME, {**BY, "seed": -1}, fa.InvalidParameterError, r"seed=-1: expected an integer"),

@@ -429,7 +429,7 @@ def _twice(frame: pl.DataFrame) -> pl.DataFrame:
             None,
             {"point": "id", "ci": 0.9, "n_boot": 1},
             InvalidParameterError,
-            r"n_boot=1: expected an integer in \[2, inf\]",
+            r"n_boot=1: expected an integer in \[2, 100000\]",
         ),
         (None, {"point": "id", "seed": -1}, InvalidParameterError, r"seed=-1: expected"),
         (None, {"weight": "missing"}, ColumnNotFoundError, r"weight='missing'"),

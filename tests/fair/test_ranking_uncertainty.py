@@ -318,7 +318,13 @@ FRAME = pl.DataFrame(
             FRAME,
             {"ranking": "query", "ci": 0.9, "n_boot": 1},
             fa.InvalidParameterError,
-            r"n_boot=1: expected an integer in \[2, inf\]",
+            r"n_boot=1: expected an integer in \[2, 100000\]",
+        ),
+        (
+            FRAME,
+            {"ranking": "query", "ci": 0.9, "n_boot": 10**9},
+            fa.InvalidParameterError,
+            r"n_boot=1000000000: expected an integer in \[2, 100000\]",
         ),
         (
             FRAME,

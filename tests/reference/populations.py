@@ -25,7 +25,7 @@ import polars as pl
 
 import frameaudit as fa
 
-__all__ = ["KINDS", "Kind", "Result", "validate"]
+__all__ = ["KINDS", "SKEWED", "Kind", "Result", "validate"]
 
 LEVEL = 0.9
 Generator = Callable[[np.random.Generator, int], pl.DataFrame]
@@ -74,11 +74,12 @@ def _distinct_rows(rng: np.random.Generator, n: int, k: int, catalogue: int) -> 
         items[repeated] = rng.integers(0, catalogue, size=(int(repeated.sum()), k))
 
 
-def search_log(rankings: int, length: int, catalogue: int | None) -> Generator:
+def search_log(rankings: int, length: int, catalogue: int | None, push: float = 0.3) -> Generator:
     """Samples of ``rankings`` rankings of ``length`` items; group "a" (40%) is pushed down.
 
     ``catalogue``: the number of items the rankings draw from (None: every row a new item,
-    items never recur). An item's group is fixed (item id mod 5 < 2 is "a").
+    items never recur). An item's group is fixed (item id mod 5 < 2 is "a"). A ranking orders
+    its items by a uniform noise plus ``push`` for the items of a.
     """
 
     def generate(rng: np.random.Generator, samples: int) -> pl.DataFrame:
@@ -89,7 +90,7 @@ def search_log(rankings: int, length: int, catalogue: int | None) -> Generator:
         else:
             items = _distinct_rows(rng, n, length, catalogue)
             is_a = items % 5 < 2
-        order = np.argsort(rng.random((n, length)) + 0.7 * is_a, axis=1)
+        order = np.argsort(rng.random((n, length)) + push * is_a, axis=1)
         items = np.take_along_axis(items, order, axis=1)
         is_a = np.take_along_axis(is_a, order, axis=1)
         relevance = np.clip(0.6 - 0.3 * is_a + 0.3 * rng.standard_normal((n, length)), 0, 1)
@@ -260,6 +261,19 @@ KINDS: dict[str, Kind] = {
         Kind("mean correspondence", "query", neighbours(300, 7), _correspondence, "value"),
     ]
 }
+
+
+SKEWED = Kind(
+    "ERBE per group, a strongly skewed total (a pushed far down)",
+    "query",
+    search_log(200, 25, None, push=0.7),
+    _ranking("erbe", combo=None),
+    "value",
+    ("group",),
+)
+"""A total whose per-ranking values are so skewed (a's exposure: mostly near 0, now and then
+an item of a on top) that the percentile bootstrap under-covers; the benchmark sets the
+textbook multinomial bootstrap beside it."""
 
 
 def validate(

@@ -107,12 +107,12 @@ def test_intervals_are_the_metric_functions(log: pl.DataFrame, with_ci: Report) 
         shown = [metric, f"{metric}_lo", f"{metric}_hi", "n", "rankings"]
         expected = per_group.drop("undefined_replicates")
         assert_frame_equal(with_ci.per_group.select(*GROUPS, *shown), expected, rel_tol=1e-12)
-        combined = function(log, **ROLES, **options, **BOOT)
-        for end in ("lo", "hi"):
-            expected = combined[f"{metric}_{end}"].item()
-            assert _value(with_ci, metric, "MinMaxRatio", end) == pytest.approx(expected, rel=1e-12)
-        # an interval of another combo would need its own bootstrap: none is shown
-        assert _value(with_ci, metric, "Variance", "lo") is None
+        # every combo has its interval: the metric's own with that combo
+        for combo in fa.fair.COMBOS:
+            combined = function(log, **ROLES, **options, combo=combo, **BOOT)
+            for end in ("lo", "hi"):
+                expected = combined[f"{metric}_{end}"].item()
+                assert _value(with_ci, metric, combo, end) == pytest.approx(expected, rel=1e-12)
     ndkl = fa.fair.ndkl(log, rank="rank", group=GROUPS, ranking="query", item="item", **BOOT)
     assert _value(with_ci, "ndkl", None, "hi") == pytest.approx(ndkl["ndkl_hi"].item(), rel=1e-12)
     assert _value(with_ci, "ndkl", None, "rankings") == 20
@@ -198,9 +198,10 @@ def test_check_gives_a_verdict_per_requirement(report: Report) -> None:
             "arp:MinMaxRatio": (">", 0.0),
         }
     )
-    assert verdicts.columns == ["requirement", "metric", "combo", "value", "rule", "passed"]
+    columns = ["requirement", "metric", "combo", "value", "rule", "passed", "note"]
+    assert verdicts.columns == columns
     assert verdicts["passed"].to_list() == [ratio >= 0.8, True, ndkl <= 0.2, True]
-    assert verdicts.row(2) == ("ndkl", "ndkl", None, ndkl, "<= 0.2", ndkl <= 0.2)
+    assert verdicts.row(2) == ("ndkl", "ndkl", None, ndkl, "<= 0.2", ndkl <= 0.2, None)
     assert report.passed({"exp:MaxMinDiff": ("<", 100), "ndkl": (">=", 0)})
     assert not report.passed({"exp:MinMaxRatio": (">=", 0.99)})
 
@@ -215,7 +216,8 @@ def test_check_gives_a_verdict_per_requirement(report: Report) -> None:
         ("ndkl", ("=<", 0.2), r"operator='=<' is not allowed; expected one of: >=, <=, >, <"),
         ("ndkl", ("<=", "0.2"), r"expected a number as threshold, got '0.2'"),
         ("ndkl", 0.2, r"expected a rule \(op, threshold\), got 0.2"),
-        ("expu:MinMaxRatio", (">=", 0.8), r"requirement metric='expu'"),  # not computed
+        # not computed: the rule says what the metric needs
+        ("expu:MinMaxRatio", (">=", 0.8), r"metric='expu': EXPU needs relevance=, and this"),
     ],
 )
 def test_check_refuses_unknown_requirements(
