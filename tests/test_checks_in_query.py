@@ -257,7 +257,9 @@ def test_duckdb_guard_is_not_pruned() -> None:
 
 @pytest.mark.spark
 def test_spark_guard_is_not_pruned(spark_session: Any) -> None:
-    result = fa.fair.exp(spark_session.createDataFrame(BAD.to_arrow()), ranking="query", size="rows")
+    result = fa.fair.exp(
+        spark_session.createDataFrame(BAD.to_arrow()), ranking="query", size="rows"
+    )
     for compute in (
         lambda r: r.collect(),
         lambda r: r.count(),
@@ -272,7 +274,9 @@ def test_valid_input_computes() -> None:
     """The guard passes every row of a valid result, and only those."""
     relation = duckdb.from_arrow(ranking.BASE.to_arrow())
     result = fa.fair.exp(relation, ranking="query", size="rows", combo=None)
-    assert_frame_close(result.pl(), fa.fair.exp(ranking.BASE, ranking="query", size="rows", combo=None))
+    assert_frame_close(
+        result.pl(), fa.fair.exp(ranking.BASE, ranking="query", size="rows", combo=None)
+    )
 
 
 # --- a call reads no data ------------------------------------------------------------------------

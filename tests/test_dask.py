@@ -111,4 +111,6 @@ def test_intervals_raise_on_dask(log: pl.DataFrame) -> None:
     weighted = log.with_columns(pl.lit(2.0).alias("w"))
     expected = fa.fair.exp(weighted, ranking="ranking", size="rows", weight="w")
     wdf = dd.from_pandas(weighted.to_pandas(), npartitions=2)
-    assert_frame_close(to_polars(fa.fair.exp(wdf, ranking="ranking", size="rows", weight="w")), expected)
+    assert_frame_close(
+        to_polars(fa.fair.exp(wdf, ranking="ranking", size="rows", weight="w")), expected
+    )

@@ -217,7 +217,7 @@ def test_parity_when_groups_are_treated_identically(metric: str) -> None:
         }
     )
     function = getattr(fa.fair, metric)
-    size = {"size": "rows"} if metric != "erbe" and metric != "arp" else {}
+    size = {"size": "rows"} if metric not in {"erbe", "arp"} else {}
     assert function(frame, ranking="query", combo="MinMaxRatio", **size).item() == pytest.approx(
         1.0
     )

@@ -362,7 +362,7 @@ def _without(kwargs: Mapping[str, Any], *names: str) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k not in names}
 
 
-def _shares(
+def _shares(  # noqa: PLR0917 (the reference mirrors the roles one by one)
     rows: Sequence[Row],
     group: Sequence[str],
     item: str | None,

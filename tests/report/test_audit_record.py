@@ -130,7 +130,8 @@ def test_json_validates_against_the_shipped_schema_and_reads_back(report: Report
     jsonschema.validate(data, fa.report.json_schema())
     assert data["headline"] == report.headline
     back = Report.from_json(report.to_json())
-    assert back.verdicts is not None and report.verdicts is not None
+    assert back.verdicts is not None
+    assert report.verdicts is not None
     assert_frame_equal(back.verdicts, report.verdicts)
     assert back.record == report.record
     assert back.headline == report.headline
