@@ -321,7 +321,9 @@ def expected(
         "params": params,
         "universe": listed,
         "size": size,
-        "shares": _shares(rows, group_names, item, groups, listed, target),
+        "shares": _shares(
+            rows, group_names, item=item, groups=groups, universe=listed, target=target
+        ),
     }
     out: list[dict[str, Any]] = []
     for part, rows in sorted(_split(frame.to_dicts(), by_names).items()):
@@ -362,9 +364,10 @@ def _without(kwargs: Mapping[str, Any], *names: str) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k not in names}
 
 
-def _shares(  # noqa: PLR0917 (the reference mirrors the roles one by one)
+def _shares(
     rows: Sequence[Row],
     group: Sequence[str],
+    *,
     item: str | None,
     groups: Mapping[Any, Any] | None,
     universe: Sequence[tuple[Any, ...]],
