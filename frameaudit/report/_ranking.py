@@ -503,10 +503,10 @@ def charts(report: Report) -> dict[str, Any]:
         )
     )
     by_ranking = report.tables.get("ndkl_by_ranking")
-    if by_ranking is not None:
+    if by_ranking is not None and by_ranking["ndkl"].is_not_null().any():
         rankings = report.parameters["ranking"]
         label = pl.concat_str([pl.col(c).cast(pl.String) for c in rankings], separator="/")
-        worst = by_ranking.head(10).select(label.alias("ranking"), "ndkl")
+        worst = by_ranking.head(10).select(label.alias("ranking"), "ndkl").drop_nulls()
         mean = report.summary.filter(pl.col("metric") == "ndkl")["value"].item()
         bars = (
             alt.Chart(worst)

@@ -230,7 +230,8 @@ def per_group(report: Report) -> pl.DataFrame:
     keys = [*report.by, *report.keys]
     metrics = [c for c in frame.columns if f"{c}_lo" in frame.columns]
     if not metrics:
-        return frame
+        first = [*keys, *(["n"] if "n" in frame.columns else [])]
+        return frame.select(*first, pl.exclude(first))
     shown = [
         pl.format(
             "{} [{}, {}]",
