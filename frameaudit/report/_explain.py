@@ -17,7 +17,10 @@ from frameaudit.report._views import Layout
 __all__ = ["BANDS", "COHESION", "DIRECTIONS", "LAYOUT", "charts", "explain"]
 
 LAYOUT = Layout(
-    per_group="Per predicted class and per importance group (n: the queries of the class, or the features ranked)",
+    per_group=(
+        "Per predicted class and per importance group "
+        "(n: the queries of the class, or the features ranked)"
+    ),
     worst="Least supported and least cohesive (reference: 1, full agreement)",
     unit="queries",
     rows="classes and importance groups",
