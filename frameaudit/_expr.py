@@ -12,6 +12,7 @@ __all__ = [
     "aggregate",
     "discount",
     "hashed_keys",
+    "log1p",
     "nan_to_null",
     "null_float",
     "over",
@@ -86,6 +87,16 @@ def safe_div(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
 def nan_to_null(expr: nw.Expr) -> nw.Expr:
     """Turn NaN (an undefined result such as inf − inf) into null."""
     return nw.when(expr.is_nan()).then(null_float()).otherwise(expr)
+
+
+def log1p(x: nw.Expr) -> nw.Expr:
+    """ln(1 + x), accurate to about an ulp for small x (Goldberg's trick; x > −1).
+
+    With u = 1 + x rounded, ln(1 + x) = ln(u)·x/(u − 1), where u − 1 is exact: the rounding
+    of 1 + x cancels. Every engine computes it from its own ``ln``.
+    """
+    u = x + 1.0
+    return nw.when(u == 1.0).then(x).otherwise(u.log() * x / (u - 1.0))
 
 
 def discount(position: nw.Expr) -> nw.Expr:

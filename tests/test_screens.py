@@ -268,15 +268,16 @@ def test_ndkl_on_a_sorted_scan_takes_the_one_pass_plan(
 ) -> None:
     """Rankings in position order take the pass along each ranking, the others the windows.
 
-    The windows' running sum is made wrong here on purpose: only the plan that does not use it
-    may give the right value.
+    The windows' running sum is made wrong here on purpose (doubled: a shift would cancel, as
+    Σ δ_j = 0 against each ranking's own mix): only the plan that does not use it may give the
+    right value.
     """
 
     right_sums_along = ranking.sums_along
 
     def wrong_sums_along(*args: Any, running: str, **kwargs: Any) -> Any:
         rows, totals = right_sums_along(*args, running=running, **kwargs)
-        return rows.with_columns(nw.col(f"{running}_before") + 1.0), totals
+        return rows.with_columns(nw.col(f"{running}_before") * 2.0), totals
 
     monkeypatch.setattr(ranking, "sums_along", wrong_sums_along)
     log = fa.datasets.biased_rankings([0.3, 0.7], 10, phi=0.5, num_rankings=20, seed=0)

@@ -74,6 +74,7 @@ from frameaudit._expr import (
     WHOLE,
     aggregate,
     discount,
+    log1p,
     null_float,
     over,
     partitioned,
@@ -1441,11 +1442,15 @@ def ndkl(
     -----
     Windows ordered by position: the order i of a row in its ranking and the running count c
     of its group (both the rank of the position within their partition). With
-    a_j = Δ(c ln c)_j − ln D_{g_j} and H(i) = Σ_{i'≤i} w_i'/i',
-    Σ_i w_i KL(P_i‖D) = Σ_j a_j (H(n) − H(j−1)) − Σ_i w_i ln i, so each ranking needs only
-    per-group sums and H(j−1); H(n), Σ w_i and Σ w_i ln i depend on its length n alone (its
-    orders are 1..n). A table over the distinct orders gives all four (on Spark, a running
-    sum along the ranking and sums over its rows); no O(n·G) state at all.
+    F(i) = i·KL(P_i‖D) = Σ_g c_g ln c_g − i ln i − Σ_g c_g ln D_g, its step at row j,
+    δ_j = Δ(c ln c) − Δ(i ln i) − ln D_{g_j}, and H(i) = Σ_{i'≤i} w_i'/i',
+    Σ_i w_i KL(P_i‖D) = Σ_j δ_j (H(n) − H(j−1)): each ranking needs Σ δ_j and Σ δ_j H(j−1);
+    H(n) and Σ w_i depend on its length n alone (its orders are 1..n), and a table over the
+    distinct orders gives them and H(j−1) (on Spark, a running sum along the ranking); no
+    O(n·G) state at all. δ_j is computed in one expression, ln(1 + (c − iD)/(iD)) plus a
+    difference of ψ(x) − 1 = (x − 1)·ln(x/(x − 1)) − 1 (a series for large x), that stays
+    small where the prefix holds about its share: summing its large parts apart would cancel
+    terms of size n·ln n (a relative error of 5e-5 at 10^7 rows; about 1e-13 this way).
     FairRankTune adds ε = 1e-7 to both distributions and accepts one ranking only.
 
     Examples
@@ -1473,7 +1478,7 @@ def ndkl(
     i = nw.col(_ORDER).cast(nw.Float64)
     w = discount(nw.col(_ORDER))
     # along a ranking, by its rows' orders i: the terms w_i / i of H, and w_i and w_i ln i
-    order_terms = {"__fa_term": w / i, "__fa_w": w, "__fa_wl": w * i.log()}
+    order_terms = {"__fa_term": w / i, "__fa_w": w}
     along, totals = sums_along(
         _with_order(prep, "ndkl"),
         order_terms,
@@ -1499,7 +1504,7 @@ def ndkl(
             _ORDER,
             counts={"__fa_c": prep.groups},
             sums={"__fa_term": "__fa_term_before"},
-        ).with_columns(*(order_terms[name].alias(name) for name in ("__fa_w", "__fa_wl")))
+        ).with_columns(order_terms["__fa_w"].alias("__fa_w"))
         fast = _ndkl_sums(
             prep,
             reference,
@@ -1523,9 +1528,8 @@ def ndkl(
         )
 
     per_ranking = proven_or_exact(exact, one_pass, in_memory=prep.source.in_memory)
-    value = (nw.col("__fa_h") * nw.col("__fa_a") - nw.col("__fa_b") - nw.col("__fa_l")) / nw.col(
-        "__fa_z"
-    )
+    # Σ_i w_i KL(P_i ‖ D) = Σ_j δ_j (H(n) − H(j − 1)), over Σ_i w_i
+    value = (nw.col("__fa_h") * nw.col("__fa_delta") - nw.col("__fa_delta_h")) / nw.col("__fa_z")
     # a group with no reference share in a ranking's top prefixes: KL(P_i ‖ D) is +inf
     value = nw.when(nw.col(_OFF_TARGET) > 0).then(nw.lit(float("inf"))).otherwise(value)
     # the mean over rankings, each weighted by its unit weight (and count in a replicate)
@@ -1694,72 +1698,97 @@ def _ndkl_sums(
 ) -> nw.LazyFrame[Any]:
     """Per ranking, NDKL's sums (notes of :func:`ndkl`), and further aggregations.
 
-    ``rows`` carry each row's running count of its group ``__fa_c`` and the sum of the terms
-    w_i / i before the row, ``__fa_term_before``. A ranking's totals of the terms (H(n), Σ w_i
-    and Σ w_i ln i) come from the ``totals`` table of :func:`~frameaudit._engine.sums_along`
-    at its length n, or, without it, from the rows' own term columns. ``per_group``
-    aggregates the rows of a (ranking, group) further, ``per_ranking`` those aggregates by
-    ranking.
+    ``rows`` carry each row's order ``_ORDER``, the running count of its group ``__fa_c``
+    and the sum of the terms w_i / i before the row, ``__fa_term_before`` (H(j − 1)). Each
+    row's step δ_j of F(i) = i·KL(P_i ‖ D) is computed in one expression that stays small
+    where the prefix mirrors D (:func:`_ndkl_step`); a ranking's sums are Σ δ_j and
+    Σ δ_j H(j − 1). Its totals H(n) and Σ w_i come from the ``totals`` table of
+    :func:`~frameaudit._engine.sums_along` at its length n, or, without it, from the rows'
+    own term columns. ``per_group`` aggregates the rows of a (ranking, group) further,
+    ``per_ranking`` those aggregates by ranking.
     """
-    # over a ranking's rows (its orders are 1..n): H(n), Σ w_i and Σ w_i ln i, by term
-    names = {"__fa_term": "__fa_h", "__fa_w": "__fa_z", "__fa_wl": "__fa_l"}
+    names = {"__fa_term": "__fa_h", "__fa_w": "__fa_z"}
     summed = [] if totals is not None else list(names)
-    c = nw.col("__fa_c").cast(nw.Float64)
-    rows = rows.with_columns(
-        # the step of Σ_g c ln c when this row's group count goes from c − 1 to c
-        nw.when(c > 1.0)
-        .then(c * c.log() - (c - 1.0) * (c - 1.0).log())
-        .otherwise(nw.lit(0.0))
-        .alias("__fa_ds"),
-    ).with_columns((nw.col("__fa_ds") * nw.col("__fa_term_before")).alias("__fa_ds_h"))
-    weight = [nw.col(prep.weight).max()] if prep.weight else []
-    groups = (
-        aggregate(
-            rows,
-            [*prep.rankings, *prep.groups],
-            nw.len().alias("__fa_ngr"),
-            nw.col("__fa_ds_h").sum(),
-            nw.col("__fa_term_before").sum(),
-            *(nw.col(term).sum() for term in summed),
-            *weight,
-            *per_group,
-        )
-        .with_columns(nw.col("__fa_ngr").cast(nw.Int64))
-        .with_columns(over(nw.col("__fa_ngr").sum(), prep.rankings).alias(_RANKINGS))
-    )
-    ngr = nw.col("__fa_ngr").cast(nw.Float64)
     if reference.shares is None:  # each ranking's own mix
-        groups = groups.with_columns(
-            (ngr / nw.col(_RANKINGS).cast(nw.Float64)).log().alias("__fa_lnd"),
-            nw.lit(0, dtype=nw.Int64).alias(_OFF_TARGET),
-        )
+        own = over(nw.len(), [*prep.rankings, *prep.groups]).cast(nw.Float64) / over(
+            nw.len(), prep.rankings
+        ).cast(nw.Float64)
+        rows = rows.with_columns(own.alias(_SHARE), nw.lit(0, dtype=nw.Int64).alias(_OFF_TARGET))
     else:
         share = nw.col(_SHARE)
-        groups = groups.join(reference.shares, on=reference.on, how="left").with_columns(
-            nw.when(share > 0).then(share.log()).otherwise(nw.lit(0.0)).alias("__fa_lnd"),
-            (share.is_null() | (share == 0)).cast(nw.Int64).alias(_OFF_TARGET),
+        rows = rows.join(reference.shares, on=reference.on, how="left").with_columns(
+            (share.is_null() | (share == 0)).cast(nw.Int64).alias(_OFF_TARGET)
         )
-    lnd = nw.col("__fa_lnd")
-    sums = aggregate(
-        groups.with_columns(
-            (ngr * ngr.log() - ngr * lnd).alias("__fa_a"),
-            (nw.col("__fa_ds_h") - lnd * nw.col("__fa_term_before")).alias("__fa_b"),
-        ),
-        prep.rankings,
-        nw.col("__fa_a").sum(),
-        nw.col("__fa_b").sum(),
+    step = _ndkl_step(nw.col("__fa_c"), nw.col(_ORDER), nw.col(_SHARE))
+    rows = rows.with_columns(step.alias("__fa_delta")).with_columns(
+        (nw.col("__fa_delta") * nw.col("__fa_term_before")).alias("__fa_delta_h")
+    )
+    weight = [nw.col(prep.weight).max()] if prep.weight else []
+    sums = [nw.col(c).sum() for c in ("__fa_delta", "__fa_delta_h", *summed)]
+    groups = aggregate(
+        rows,
+        [*prep.rankings, *prep.groups],
+        nw.len().cast(nw.Int64).alias("__fa_ngr"),
+        *sums,
         nw.col(_OFF_TARGET).max(),
-        nw.col(_RANKINGS).max(),
-        *(nw.col(term).sum().alias(names[term]) for term in summed),
+        *weight,
+        *per_group,
+    )
+    ranked = aggregate(
+        groups,
+        prep.rankings,
+        *sums,
+        nw.col(_OFF_TARGET).max(),
+        nw.col("__fa_ngr").sum().alias(_RANKINGS),
         *weight,
         *per_ranking,
-    )
+    ).rename({term: name for term, name in names.items() if term in summed})
     if totals is None:
-        return sums
+        return ranked
     at_length = totals.select(
         nw.col(_ORDER).alias(_RANKINGS), *(nw.col(term).alias(t) for term, t in names.items())
     )
-    return sums.join(at_length, on=_RANKINGS, how="left")
+    return ranked.join(at_length, on=_RANKINGS, how="left")
+
+
+# 1/(k(k+1)), k = 1..11: ψ(x) − 1 = −Σ_k x^(−k)/(k(k+1)) to double precision for x ≥ 32
+_PSI_SERIES = tuple(1.0 / (k * (k + 1)) for k in range(1, 12))
+_PSI_SERIES_FROM = 32.0
+
+
+def _psi_less_one(x: nw.Expr) -> nw.Expr:
+    """ψ(x) − 1 with ψ(x) = (x − 1)·ln(x/(x − 1)), ψ(1) = 0: Δ(x ln x) = ln x + ψ(x).
+
+    Close to 0 for large x (−1/(2x) − 1/(6x²) − ...): its series there, so that the
+    difference of two values keeps its digits.
+    """
+    t = 1.0 / x
+    series = nw.lit(_PSI_SERIES[-1])
+    for coefficient in reversed(_PSI_SERIES[:-1]):
+        series = series * t + coefficient
+    direct = (x - 1.0) * log1p(1.0 / (x - 1.0)) - 1.0
+    return (
+        nw.when(x >= _PSI_SERIES_FROM)
+        .then(-(series * t))
+        .when(x > 1.0)
+        .then(direct)
+        .otherwise(nw.lit(-1.0))
+    )
+
+
+def _ndkl_step(count: nw.Expr, order: nw.Expr, share: nw.Expr) -> nw.Expr:
+    """The step δ_j of F(i) = Σ_g c_g ln c_g − i ln i − Σ_g c_g ln D_g at row j.
+
+    δ_j = Δ(c ln c) − Δ(i ln i) − ln D = ln(c/(iD)) + (ψ(c) − 1) − (ψ(i) − 1), with c the
+    running count of the row's group, i its order and D its group's share: small where the
+    prefix holds about its share (ln(c/(iD)) as ln(1 + (c − iD)/(iD))), so that a long
+    ranking's sums do not cancel terms of size i·ln i. 0 where D = 0 (the ranking is then
+    +inf: ``_OFF_TARGET``).
+    """
+    c, i = count.cast(nw.Float64), order.cast(nw.Float64)
+    expected = i * share
+    step = log1p((c - expected) / expected) + _psi_less_one(c) - _psi_less_one(i)
+    return nw.when(share > 0).then(step).otherwise(nw.lit(0.0))
 
 
 @constraints(**UNCERTAINTY)
