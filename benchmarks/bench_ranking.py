@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import json
 import subprocess
 import sys
@@ -44,12 +45,14 @@ VALUES: dict[str, dict[str, str]] = {
 
 SIZED = ("exp", "awrf", "erbp")
 """The metrics whose V_g divides by n_g: each benchmark row is its own item (size="rows")."""
+# checkouts before the explicit choice of n_g (bench_calls --against) have no size=
+_HAS_SIZE = "size" in inspect.signature(fa.fair.exp).parameters
 
 
 def roles_of(metric: str) -> dict[str, str]:
     """The roles of a call of ``metric`` by ranking and group (IAA has no group)."""
     groups = {} if metric == "iaa" else {"group": "group"}
-    size = {"size": "rows"} if metric in SIZED else {}
+    size = {"size": "rows"} if metric in SIZED and _HAS_SIZE else {}
     return {"ranking": "ranking", **groups, **size, **VALUES.get(metric, {})}
 
 

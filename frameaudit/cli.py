@@ -135,12 +135,23 @@ def _read(path: str, columns: dict[str, str]) -> pl.DataFrame:
     if not file.is_file():
         msg = f"FILE={path!r}: no such file"
         raise InvalidParameterError(msg)
-    lazy = reader(file)
-    names = lazy.collect_schema().names()
-    for column, option in columns.items():
-        if column not in names:
-            raise ColumnNotFoundError.build(column, parameter=option, available=names, frame=path)
-    return lazy.select(list(columns)).collect()
+    try:
+        lazy = reader(file)
+        names = lazy.collect_schema().names()
+        for column, option in columns.items():
+            if column not in names:
+                raise ColumnNotFoundError.build(
+                    column, parameter=option, available=names, frame=path
+                )
+        return lazy.select(list(columns)).collect()
+    except (pl.exceptions.PolarsError, OSError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        hint = ""
+        if "utf-8" in first.lower() or "utf8" in first.lower():
+            hint = "; the file is not UTF-8: re-encode it (e.g. iconv -f latin1 -t utf-8)"
+        kind = file.suffix.lower().lstrip(".")
+        msg = f"FILE={path!r}: cannot be read as {kind}: {first}{hint}"
+        raise InvalidParameterError(msg) from None
 
 
 def _typed(frame: pl.DataFrame, column: str, option: str, text: str) -> Any:
@@ -286,10 +297,10 @@ def _requirement(text: str) -> tuple[str, tuple[str, float]]:
             value = float(match["value"])
         except ValueError:
             value = None
-    if match is None or value is None:
+    if match is None or value is None or math.isnan(value):
         msg = (
             f"--require={text!r}: expected METRIC:COMBO>=VALUE or METRIC<=VALUE "
-            "(or > or <), e.g. exp:MinMaxRatio>=0.8"
+            "(or > or <) with a number, e.g. exp:MinMaxRatio>=0.8"
         )
         raise argparse.ArgumentTypeError(msg)
     return match["name"], (match["op"], value)

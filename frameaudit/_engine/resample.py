@@ -477,15 +477,27 @@ def resampling(
 ) -> Resampling:
     """The distinct units of ``frame`` (the columns ``units``, the partition's among them).
 
-    A unit's number is its rank in key order, so that row order does not matter.
+    A unit's number is its rank in key order (categories as their text), so that neither row
+    order nor the engine matters.
     """
     like.refuse_dask("an interval (ci=)", "the bootstrap numbers its units with an ordered window")
     units = list(units)
+    # categories sort in their own order in Polars and as text after a conversion (pandas,
+    # DuckDB, Spark): numbered by their text, a unit is the same unit on every engine
+    schema = frame.collect_schema()
+    textual = [u for u in units if isinstance(schema[u], nw.Categorical | nw.Enum)]
+    order = [f"__fa_text{i}" if u in textual else u for i, u in enumerate(units)]
     indexed = (
         frame.select(units)
         .unique()
-        .with_row_index(_UNIT, order_by=units)
+        .with_columns(
+            nw.col(u).cast(nw.String).alias(name)
+            for u, name in zip(units, order, strict=True)
+            if u in textual
+        )
+        .with_row_index(_UNIT, order_by=order)
         .with_columns(nw.col(_UNIT).cast(nw.Int64))
+        .drop(*(name for name in order if name not in units))
     )
     indexed = _mixed_units(indexed, _UNIT, bootstrap.seed)
     numbers = frame_from_columns(

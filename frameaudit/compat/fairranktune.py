@@ -123,10 +123,37 @@ def _rankings(ranking_df: Any, item_group_dict: Any) -> _Rankings:
             "needs a group"
         )
         raise InvalidValueError(msg)
-    labels, groups = np.unique(list(item_group_dict.values()), return_inverse=True)
+    labels, groups = np.unique(_labels(item_group_dict), return_inverse=True)
     tidy = pl.DataFrame({_RANKING: ranking, _RANK: rank, _ITEM: codes})
     mapping = pl.DataFrame({_ITEM: np.arange(len(groups)), _GROUP: groups})
     return _Rankings(tidy, mapping, labels)
+
+
+def _labels(item_group_dict: Mapping[Any, Any]) -> list[Any]:
+    """The group labels, checked: each is a value, and no two that differ only in type.
+
+    FairRankTune takes the groups from ``np.unique`` of the labels, which turns labels of mixed
+    types into text: 1 and "1" (or True and "True") would silently become one group.
+    """
+    values = list(item_group_dict.values())
+    for item, label in item_group_dict.items():
+        if label is None or (isinstance(label, float) and math.isnan(label)):
+            msg = (
+                f"item_group_dict: the group of item {item!r} is {label!r}; every item needs a "
+                "group label"
+            )
+            raise InvalidValueError(msg)
+    seen: dict[str, Any] = {}
+    for label in values:
+        other = seen.setdefault(str(label), label)
+        if type(other) is not type(label):
+            msg = (
+                f"item_group_dict: the group labels {other!r} ({type(other).__name__}) and "
+                f"{label!r} ({type(label).__name__}) differ only in type, and FairRankTune's "
+                "groups (np.unique) would merge them; give every group a label of one type"
+            )
+            raise InvalidValueError(msg)
+    return values
 
 
 def _with_values(tidy: pl.DataFrame, frames: Mapping[str, tuple[str, Any]]) -> pl.DataFrame:

@@ -160,6 +160,8 @@ class _Prepared:
     bootstrap: Bootstrap | None = None
     resampling: Resampling | None = None
     size: Size = "rows"
+    partitions: nw.LazyFrame[Any] | None = None
+    """With ``weight=``: every partition of the frame, those whose rankings all weigh 0 too."""
 
     @property
     def estimates(self) -> list[str]:
@@ -258,9 +260,12 @@ def _prepare(
     lf = partitioned(lf, by_names)
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
     checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
+    weighted_out = None
     if weight is not None:
         checks += validate.unit_weights(lf, weight, rankings, "ranking")
-        # weight 0 leaves the ranking out, from the sums and from the group sizes alike
+        # weight 0 leaves the ranking out, from the sums and from the group sizes alike; a
+        # partition whose every ranking weighs 0 still has its (null) row
+        weighted_out = lf.select(partition).unique()
         lf = lf.filter(nw.col(weight) > 0)
     mapping = None
     if groups is not None:
@@ -296,6 +301,7 @@ def _prepare(
         bootstrap,
         resampled,
         size if several else "rows",
+        weighted_out,
     )
 
 
@@ -602,7 +608,7 @@ def _finish(
     combined = _combine(per_group, prep.estimates, metric, list(combo)).unpivot(
         on=list(combo), index=prep.estimates, variable_name=COMBO, value_name=metric
     )
-    return _conclude(prep, combined, metric, [COMBO])
+    return _conclude(prep, combined, metric, [COMBO], combos=list(combo))
 
 
 def _conclude(
@@ -610,25 +616,37 @@ def _conclude(
     values: nw.LazyFrame[Any],
     metric: str,
     keys: Sequence[str],
+    *,
     also: Sequence[str] = (),
+    combos: Sequence[str] = (),
 ) -> Any:
     """Per (partition, ``keys``): the value (with a bootstrap, its interval), in the caller's kind.
 
     ``values`` holds the value ``metric`` and the columns ``also`` per (estimate, ``keys``);
-    the group size ``_SIZE`` among them is shown as ``n``.
+    the group size ``_SIZE`` among them is shown as ``n``. ``combos``: the combos named in a
+    ``COMBO`` key.
     """
-    shown = [*prep.by, *keys]
+    shown, estimate = [*prep.by, *keys], [*prep.partition, *keys]
     if prep.bootstrap is None:
-        result = values.select(*shown, metric, *also)
+        result = values.select(*estimate, metric, *also)
     else:
         assert prep.resampling is not None
         units = prep.resampling.unit_counts(prep.partition, UNITS)
-        summary = interval(
-            values, [*prep.partition, *keys], metric, prep.bootstrap, units=units, also=also
-        )
-        result = summary.drop(*(c for c in prep.partition if c not in prep.by))
-    result = result.rename({_SIZE: "n"}) if _SIZE in also else result
+        result = interval(values, estimate, metric, prep.bootstrap, units=units, also=also)
     replicates = prep.bootstrap.n_boot if prep.bootstrap else 0
+    if prep.partitions is not None and not set(prep.groups) & set(keys):
+        # a partition whose rankings all weigh 0: a null value, no unit, no defined replicate
+        every = prep.partitions
+        if combos:
+            named = frame_from_columns({COMBO: list(combos)}, prep.source, parameter="combo")
+            every = every.join(named, how="cross")
+        result = every.join(result, on=estimate, how="left")
+        if prep.bootstrap is not None:
+            result = result.with_columns(
+                nw.col(UNITS).fill_null(0), nw.col(UNDEFINED).fill_null(replicates)
+            )
+    result = result.drop(*(c for c in prep.partition if c not in prep.by))
+    result = result.rename({_SIZE: "n"}) if _SIZE in also else result
     return from_engine(
         result, prep.source, sort_by=shown, checks=prep.checks, replicates=replicates
     )
@@ -1751,9 +1769,10 @@ def _ndkl_sums(
     return ranked.join(at_length, on=_RANKINGS, how="left")
 
 
-# 1/(k(k+1)), k = 1..11: ψ(x) − 1 = −Σ_k x^(−k)/(k(k+1)) to double precision for x ≥ 32
-_PSI_SERIES = tuple(1.0 / (k * (k + 1)) for k in range(1, 12))
-_PSI_SERIES_FROM = 32.0
+# 1/(k(k+1)), k = 1..6: ψ(x) − 1 = −Σ_k x^(−k)/(k(k+1)) to double precision for x ≥ 1024
+# (below, the direct form's absolute error of about 1e-16 reaches a few rows a ranking)
+_PSI_SERIES = tuple(1.0 / (k * (k + 1)) for k in range(1, 7))
+_PSI_SERIES_FROM = 1024.0
 
 
 def _psi_less_one(x: nw.Expr) -> nw.Expr:

@@ -7,18 +7,30 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from frameaudit.report import _views
+from frameaudit.report import _tables, _views
 
 if TYPE_CHECKING:
     import altair as alt
 
     from frameaudit.report._report import Report
 
-__all__ = ["PALETTE", "WIDTH", "altair", "build", "config", "estimates", "svg"]
+__all__ = [
+    "MOST_SHOWN",
+    "PALETTE",
+    "WIDTH",
+    "altair",
+    "build",
+    "config",
+    "estimates",
+    "shortened",
+    "svg",
+]
 
 # Okabe & Ito's colour-blind-safe palette (the yellow left out: too light on white)
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
 WIDTH = 380
+MOST_SHOWN = 40
+"""The most rows a chart of groups (or clusters, classes) draws: those furthest from parity."""
 
 
 def altair() -> Any:
@@ -45,7 +57,11 @@ def svg(chart: alt.Chart | alt.LayerChart) -> str:
     except ImportError as error:  # pragma: no cover - the extra is installed in the tests
         msg = "charts need the report extra: pip install 'frameaudit[report]'"
         raise ImportError(msg) from error
-    text: str = vl_convert.vegalite_to_svg(chart.to_dict())
+    alt = altair()
+    # a chart's rows are the report's small tables: Altair's 5,000-row guard is for raw data
+    with alt.data_transformers.disable_max_rows():
+        specification = chart.to_dict()
+    text: str = vl_convert.vegalite_to_svg(specification)
     return text
 
 
@@ -115,23 +131,37 @@ def _per_group(report: Report) -> dict[str, Any]:
     metrics = report.summary.filter(pl.col("combo").is_not_null())["metric"].unique(
         maintain_order=True
     )
-    label = pl.concat_str([pl.col(c).cast(pl.String) for c in keys], separator="/").alias("group")
+    label = shortened(_tables.label(keys, report.per_group.schema)).alias("group")
     charts: dict[str, Any] = {}
     for metric in metrics:
         interval = [c for c in (f"{metric}_lo", f"{metric}_hi") if c in report.per_group.columns]
         data = report.per_group.select(label, metric, "n", *interval).filter(
             pl.col(metric).is_finite()
         )
+        mean = data[metric].mean()
+        subtitle = "Fair: every point on the dashed line (the groups' mean)."
+        if data.height > MOST_SHOWN:
+            subtitle += f" The {MOST_SHOWN} of {data.height} groups furthest from it."
+            data = data.sort((pl.col(metric) - mean).abs(), descending=True).head(MOST_SHOWN)
         # the groups are named in the title: a vertical axis title is clipped on a short chart
         charts[metric] = estimates(
             data,
             value=metric,
             label="group",
-            reference=data[metric].mean(),
+            reference=mean,
             x=alt.X(f"{metric}:Q", title=f"{metric.upper()} per group (V_g)"),
             y_title=None,
             title=f"{metric.upper()} by {' × '.join(keys)}",
-            subtitle="Fair: every point on the dashed line (the groups' mean).",
+            subtitle=subtitle,
             tooltip=[metric, "n"],
         )
     return charts
+
+
+def shortened(label: pl.Expr, most: int = 40) -> pl.Expr:
+    """A label cut to ``most`` characters (with an ellipsis): chart axes stay readable."""
+    return (
+        pl.when(label.str.len_chars() > most)
+        .then(pl.concat_str(label.str.slice(0, most - 1), pl.lit("…")))
+        .otherwise(label)
+    )

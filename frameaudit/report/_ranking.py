@@ -227,7 +227,7 @@ def ranking(
             frame,
             units=[*partitions, *(rankings or [])],
             unit="rankings",
-            groups=per_group.select(_tables.label(keys))
+            groups=per_group.select(_tables.label(keys, per_group.schema))
             .unique(maintain_order=True)
             .to_series()
             .to_list(),
@@ -352,7 +352,7 @@ def _absent(
     values: pl.DataFrame, partitions: list[str], keys: list[str], metric: str
 ) -> pl.DataFrame:
     """Per partition, why a combo of ``metric`` is undefined: absent groups, null V_g."""
-    label = _tables.label(keys)
+    label = _tables.label(keys, values.schema)
     reasons = values.group_by(partitions or pl.lit(0).alias("__all")).agg(
         label.filter(pl.col("n") == 0).alias("absent"),
         label.filter(pl.col(metric).is_null() & (pl.col("n") > 0)).alias("undefined"),
@@ -385,7 +385,7 @@ def _ndkl_note(per_group: pl.DataFrame, keys: list[str], target: Any) -> str | N
     if target is not None:
         return None
     totals = per_group.group_by(keys).agg(pl.col("n").sum())
-    absent = totals.filter(pl.col("n") == 0).select(_tables.label(keys))
+    absent = totals.filter(pl.col("n") == 0).select(_tables.label(keys, totals.schema))
     if absent.height:
         names = ", ".join(f"'{name}'" for name in absent.to_series().sort().head(3))
         return f"group {names} has no row in the frame: no reference share (give target=)"
@@ -403,7 +403,7 @@ def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str
     """
     absent = values.filter((pl.col("n") == 0) & pl.col(metric).is_null())
     if not absent.is_empty():
-        name = absent.select(_tables.label(keys)).to_series()[0]
+        name = absent.select(_tables.label(keys, values.schema)).to_series()[0]
         return _tables.worst_row(metric, "group", f"{name} (absent)", None, None)
     defined = values.filter(pl.col(metric).is_not_null() & pl.col(metric).is_finite())
     if defined.is_empty():
@@ -411,7 +411,8 @@ def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str
     mean = defined[metric].mean()
     assert isinstance(mean, float)
     far = defined.with_columns(
-        (pl.col(metric) - mean).abs().alias("__gap"), _tables.label(keys).alias("__name")
+        (pl.col(metric) - mean).abs().alias("__gap"),
+        _tables.label(keys, defined.schema).alias("__name"),
     ).sort("__gap", metric, "__name", descending=[True, False, False])
     row = far.row(0, named=True)
     return _tables.worst_row(metric, "group", row["__name"], row[metric], mean)
@@ -447,7 +448,7 @@ def _positions(
             .group_by("bucket", *keys)
             .agg(pl.col("rows").sum())
         )
-    counts = counts.select("bucket", _tables.label(keys).alias("group"), "rows")
+    counts = counts.select("bucket", _tables.label(keys, counts.schema).alias("group"), "rows")
     grid = counts.select("bucket").unique().join(counts.select("group").unique(), how="cross")
     return (
         grid.join(counts, on=["bucket", "group"], how="left")
@@ -468,6 +469,15 @@ def charts(report: Report) -> dict[str, Any]:
     charts: dict[str, Any] = {}
     positions = report.tables["positions"]
     order = positions.sort("bucket")["positions"].unique(maintain_order=True).to_list()
+    groups = positions["group"].unique().sort().to_list()
+    subtitle = "Fair: each line flat on its dashed line (the group's share of all rows)."
+    if len(groups) > len(_charts.PALETTE):
+        # one colour a group: the largest groups
+        largest = positions.unique("group").sort("overall", "group", descending=[True, False])
+        groups = sorted(largest["group"].head(len(_charts.PALETTE)).to_list())
+        positions = positions.filter(pl.col("group").is_in(groups))
+        subtitle += f" The {len(groups)} largest of {largest.height} groups."
+    positions = positions.with_columns(_charts.shortened(pl.col("group")).alias("group"))
     groups = positions["group"].unique().sort().to_list()
     colour = alt.Color(
         "group:N",
@@ -498,16 +508,16 @@ def charts(report: Report) -> dict[str, Any]:
             height=260,
             title=alt.Title(
                 "Share of each group at each position",
-                subtitle="Fair: each line flat on its dashed line (the group's share of all rows).",
+                subtitle=subtitle,
             ),
         )
     )
     by_ranking = report.tables.get("ndkl_by_ranking")
     if by_ranking is not None and by_ranking["ndkl"].is_not_null().any():
-        rankings = report.parameters["ranking"]
-        label = pl.concat_str([pl.col(c).cast(pl.String) for c in rankings], separator="/")
+        rankings = by_ranking.columns[:-1]
+        label = _charts.shortened(_tables.label(rankings, by_ranking.schema))
         worst = by_ranking.head(10).select(label.alias("ranking"), "ndkl").drop_nulls()
-        mean = report.summary.filter(pl.col("metric") == "ndkl")["value"].item()
+        mean = report.summary.filter(pl.col("metric") == "ndkl")["value"].mean()
         bars = (
             alt.Chart(worst)
             .mark_bar(color=_charts.PALETTE[3])

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import datetime as dt
+import decimal
 import json
 import math
+import numbers
 import operator
 import os
 import tempfile
@@ -231,7 +235,8 @@ class Report:
         The file is written whole or not at all (a temporary file beside it, then renamed):
         a failed write never leaves a truncated report in place of the previous one.
         """
-        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False) + "\n"
+        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_jsonable)
+        text += "\n"
         if path is not None:
             write_atomically(path, text)
         return text
@@ -330,7 +335,11 @@ def _rule(requirement: str, rule: Any) -> tuple[str, float]:
     op, threshold = rule
     if op not in OPERATORS:
         raise InvalidParameterError.choice(f"requirement {requirement!r}: operator", op, OPERATORS)
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, numbers.Real)
+        or math.isnan(float(threshold))
+    ):
         msg = f"requirement {requirement!r}: expected a number as threshold, got {threshold!r}"
         raise InvalidParameterError(msg)
     return op, float(threshold)
@@ -342,26 +351,108 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _jsonable(value: Any) -> Any:
+    """A value json.dumps cannot write (a numpy scalar, a date, a Decimal), as JSON."""
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return _plain(value.item())
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal | Path):
+        return str(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    msg = f"a report parameter of type {type(value).__name__} cannot be written as JSON"
+    raise TypeError(msg)
+
+
+_TEMPORAL_TEXT = (pl.Date, pl.Datetime, pl.Time)
+
+
+def _encode(series: pl.Series) -> list[Any]:
+    """A column as JSON values.
+
+    Temporal values as ISO text, a duration in its unit, a decimal as text, floats with their
+    infinities and NaN as strings.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, _TEMPORAL_TEXT) or dtype == pl.Date:
+        return [None if v is None else v.isoformat() for v in series.to_list()]
+    if isinstance(dtype, pl.Duration):
+        return series.to_physical().to_list()
+    if isinstance(dtype, pl.Decimal):
+        return [None if v is None else str(v) for v in series.to_list()]
+    if dtype.is_float():
+        return [_plain(v) for v in series.to_list()]
+    return series.to_list()
+
+
+def _decode(name: str, values: list[Any], dtype: Any) -> pl.Series:
+    """The column :func:`_encode` wrote, with its dtype."""
+    if dtype == pl.Date:
+        return pl.Series(name, values, dtype=pl.String).str.to_date()
+    if isinstance(dtype, pl.Datetime):
+        text = pl.Series(name, values, dtype=pl.String)
+        return text.str.to_datetime(time_unit=dtype.time_unit, time_zone=dtype.time_zone)
+    if dtype == pl.Time:
+        return pl.Series(name, values, dtype=pl.String).str.to_time()
+    if isinstance(dtype, pl.Duration):
+        return pl.Series(name, values, dtype=pl.Int64).cast(dtype)
+    if isinstance(dtype, pl.Decimal | pl.Enum | pl.Categorical):
+        return pl.Series(name, values, dtype=pl.String).cast(dtype)
+    if dtype.is_float():
+        values = [_NON_FINITE.get(v, v) if isinstance(v, str) else v for v in values]
+    return pl.Series(name, values, dtype=dtype)
+
+
 def _table(frame: pl.DataFrame) -> dict[str, Any]:
+    columns = [_encode(frame[c]) for c in frame.columns]
     return {
         "columns": frame.columns,
         "dtypes": [str(dtype) for dtype in frame.dtypes],
-        "rows": [[_plain(value) for value in row] for row in frame.iter_rows()],
+        "rows": [list(row) for row in zip(*columns, strict=True)],
     }
 
 
 def _frame(table: Mapping[str, Any]) -> pl.DataFrame:
-    schema = {
-        name: getattr(pl, dtype)
-        for name, dtype in zip(table["columns"], table["dtypes"], strict=True)
-    }
-    rows = [
+    names, rows = table["columns"], table["rows"]
+    return pl.DataFrame(
         [
-            _NON_FINITE.get(value, value)
-            if isinstance(value, str) and schema[name] == pl.Float64
-            else value
-            for name, value in zip(table["columns"], row, strict=True)
+            _decode(name, [row[i] for row in rows], _dtype(text))
+            for i, (name, text) in enumerate(zip(names, table["dtypes"], strict=True))
         ]
-        for row in table["rows"]
-    ]
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    )
+
+
+_PARAMETRIC = {"Datetime", "Duration", "Decimal", "Enum", "List", "Array", "Categorical"}
+
+
+def _dtype(text: str) -> Any:
+    """A Polars dtype from its text (``str(dtype)``), read without evaluating any code.
+
+    A name (``Int64``) or a call of a parametric dtype whose arguments are literals
+    (``Datetime(time_unit='us', time_zone='UTC')``, ``Enum(categories=['b', 'a'])``) or
+    dtypes themselves (``List(Int64)``).
+    """
+
+    def build(node: ast.expr) -> Any:
+        if isinstance(node, ast.Name) and isinstance(getattr(pl, node.id, None), type):
+            return getattr(pl, node.id)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _PARAMETRIC
+        ):
+            arguments = [build_argument(a) for a in node.args]
+            keywords = {k.arg: build_argument(k.value) for k in node.keywords if k.arg}
+            return getattr(pl, node.func.id)(*arguments, **keywords)
+        msg = f"a report table has the unknown dtype {text!r}"
+        raise InvalidParameterError(msg)
+
+    def build_argument(node: ast.expr) -> Any:
+        if isinstance(node, ast.Name | ast.Call):
+            return build(node)
+        return ast.literal_eval(node)
+
+    return build(ast.parse(text, mode="eval").body)

@@ -48,9 +48,22 @@ def eager(result: Any) -> pl.DataFrame:
     return polars
 
 
-def label(names: Sequence[str]) -> pl.Expr:
-    """One string naming a row's group (or ranking, cluster, pair): its keys joined by '/'."""
-    return pl.concat_str([pl.col(c).cast(pl.String) for c in names], separator="/")
+def label(names: Sequence[str], schema: Mapping[str, Any] | None = None) -> pl.Expr:
+    """One string naming a row's group (or ranking, cluster, pair): its keys joined by '/'.
+
+    ``schema`` (of the frame the label is read from) lets a duration key be named: it has
+    no cast to text.
+    """
+    dtypes = schema or {}
+    return pl.concat_str(
+        [
+            pl.col(c).dt.to_string("polars")
+            if isinstance(dtypes.get(c), pl.Duration)
+            else pl.col(c).cast(pl.String)
+            for c in names
+        ],
+        separator="/",
+    )
 
 
 def summary_row(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from frameaudit.exceptions import InvalidParameterError
+from frameaudit.report import _tables
 
 if TYPE_CHECKING:
     from frameaudit.report._report import Report
@@ -121,7 +122,7 @@ def lead(report: Report) -> str:
     if metric in report.per_group.columns and report.keys:
         groups = report.per_group.filter(pl.col(metric).is_not_null()).sort(metric)
         if groups.height >= 2:
-            label = pl.concat_str([pl.col(k).cast(pl.String) for k in report.keys], separator="/")
+            label = _tables.label(report.keys, report.per_group.schema)
             named = groups.select(label.alias("group"), metric)
             (low, low_value), (high, high_value) = named.row(0), named.row(-1)
             text += (
