@@ -159,7 +159,7 @@ class Several:
             raise InvalidParameterError(msg)
         for item in value:
             if not self.choice.holds(item):
-                raise InvalidParameterError.choice(f"{parameter} item", item, self.choice.values)
+                raise InvalidParameterError.choice(parameter, item, self.choice.values)
         if len(set(value)) < len(value):
             msg = f"{parameter}={value!r}: a choice is listed more than once"
             raise InvalidParameterError(msg)

@@ -248,7 +248,13 @@ RANK_ROLES = {
 }
 RANK_KWARGS = {"rank": "rank", "group": "group", "ranking": "query", "item": "item", "by": "part"}
 PARTITIONS = frozenset({frozenset({"by", "ranking"})})  # SPEC: by and ranking may share
-COMBO_OPTIONS = (("combo", 1), ("combo", ["MinMaxRatio"]))
+# a list of combos is valid (one row per combo); an empty one, a repeat or a non-combo is not
+COMBO_OPTIONS = (
+    ("combo", 1),
+    ("combo", []),
+    ("combo", ["MinMaxRatio", "MinMaxRatio"]),
+    ("combo", ["MinMaxRatio", 1]),
+)
 CLUSTER_ROLES = {"cluster": Role(), "group": Role(), "by": Role(many=True, optional=True)}
 CLUSTER_KWARGS = {"cluster": "cluster", "group": "group", "a": "a", "b": "b", "by": "part"}
 AB = {"a": "group", "b": "group"}
