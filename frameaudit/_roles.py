@@ -78,6 +78,12 @@ def column_names(role: Role) -> list[str]:
         msg = f"{parameter}={value!r}: column {repeated[0]!r} is listed more than once"
         raise InvalidParameterError(msg)
     for name in names:
+        if not name:
+            msg = (
+                f"{parameter}='': a column named with the empty string cannot play a role; "
+                "rename the column"
+            )
+            raise InvalidParameterError(msg)
         if name.startswith(RESERVED_PREFIX):
             msg = (
                 f"{parameter}={name!r}: column names starting with {RESERVED_PREFIX!r} are "

@@ -86,12 +86,31 @@ class InvalidValueError(FrameAuditError):
         """
         missing = _MISSING.match(message)
         if missing is not None:
-            value = ast.literal_eval(missing["value"])
-            found = [str(v) for v in ast.literal_eval(f"[{missing['found']}]")]
-            close = difflib.get_close_matches(str(value), found, n=1, cutoff=0.6)
+            value, found = missing["value"], _values(missing["found"])
+            close = difflib.get_close_matches(_text(value), found, n=1, cutoff=0.6)
             if close:
                 message += f"; did you mean {close[0]!r}?"
         return cls(message)
+
+
+def _text(shown: str) -> str:
+    """A value as the message shows it (its ``repr``), as plain text: quotes dropped.
+
+    Not every ``repr`` is a literal (``nan``, ``inf``, ``datetime.date(...)``): those stay as
+    they are shown.
+    """
+    try:
+        return str(ast.literal_eval(shown))
+    except (ValueError, SyntaxError):
+        return shown
+
+
+def _values(listing: str) -> list[str]:
+    """The values a message lists ("'a', 'b', nan"), each as plain text."""
+    try:
+        return [str(v) for v in ast.literal_eval(f"[{listing}]")]
+    except (ValueError, SyntaxError):
+        return [_text(part.strip()) for part in listing.split(",")]
 
 
 # "a='bb': value not found in group='group'; values found (3): 'a', 'b', 'c'"

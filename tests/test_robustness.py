@@ -224,3 +224,21 @@ def test_a_partition_of_weight_zero_keeps_its_null_row(constructor: Constructor)
     assert to_polars(fa.fair.exp(constructor(everything), **alone)).rows() == [(None,)]
     ndkl = to_polars(fa.fair.ndkl(constructor(everything), ranking="query", weight="w"))
     assert ndkl.rows() == [(None,)]
+
+
+# --- names and values the error messages must survive ---------------------------------------------
+
+
+@pytest.mark.parametrize("parameter", ["rank", "group", "ranking"])
+def test_a_column_named_with_the_empty_string_is_refused(parameter: str) -> None:
+    frame = pl.DataFrame({"rank": [1, 2], "group": ["a", "b"], "ranking": [0, 0]}).rename(
+        {parameter: ""}
+    )
+    with pytest.raises(fa.InvalidParameterError, match=f"{parameter}='': a column named with"):
+        fa.fair.exp(frame, **{parameter: ""})
+
+
+def test_a_nan_group_value_missing_from_the_column_is_named() -> None:
+    points = pl.DataFrame({"cluster": [0, 0, 1, 1], "group": [0.5, 1.5, 0.5, 1.5]})
+    with pytest.raises(fa.InvalidValueError, match="a=nan: value not found in group='group'"):
+        fa.fair.cluster_balance(points, a=float("nan"), b=0.5)
