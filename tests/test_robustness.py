@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +244,102 @@ def test_a_nan_group_value_missing_from_the_column_is_named() -> None:
     points = pl.DataFrame({"cluster": [0, 0, 1, 1], "group": [0.5, 1.5, 0.5, 1.5]})
     with pytest.raises(fa.InvalidValueError, match="a=nan: value not found in group='group'"):
         fa.fair.cluster_balance(points, a=float("nan"), b=0.5)
+
+
+# --- report role columns named like the report's own columns ----------------------------------
+
+# every column name the report code writes or reads (found in its source, so that a name the
+# reports start to use is tested too); a caller's role column may be named like any of them
+_REPORT_NAMES = sorted(
+    {
+        name
+        for path in (Path(fa.report.__file__).parent).glob("*.py")
+        for name in re.findall(
+            r"(?:alias|col|lit|sort|select|group_by|rename|with_columns|drop|join)\(\s*\"(\w+)\"",
+            path.read_text(),
+        )
+        if not name.startswith("__fa_")  # the reserved prefix no role may take
+    }
+)
+_TRAIN, _QUERIES = fa.datasets.cases_example()
+_CORRESPONDENCE = fa.explain.nearest_cases(
+    _TRAIN, _QUERIES, features=["f1", "f2"], k=3, carry="predicted"
+)
+# per builder: its frame, its role columns (role → column) and its other arguments
+_BUILDERS: dict[str, tuple[pl.DataFrame, dict[str, str], dict[str, Any]]] = {
+    "ranking": (
+        fa.datasets.ranking_example().with_columns(w=pl.col("query") % 3 + 1),
+        {
+            "rank": "rank",
+            "group": "gender",
+            "ranking": "query",
+            "item": "item",
+            "relevance": "relevance",
+            "weight": "w",
+        },
+        {},
+    ),
+    "clustering": (
+        fa.datasets.clustering_example().with_row_index("pt"),
+        {"cluster": "cluster", "group": "group", "features": "x", "point": "pt"},
+        {"a": "a", "b": "b"},
+    ),
+    "repro": (
+        fa.datasets.runs_example(),
+        {"run": "run", "sample": "sample", "target": "target", "prediction": "prediction"},
+        {},
+    ),
+    "explain": (
+        _CORRESPONDENCE,
+        {"query": "query", "distance": "distance", "label": "label", "predicted": "predicted"},
+        {},
+    ),
+}
+
+
+def _report_cases() -> list[tuple[str, str, str]]:
+    """(builder, role, name): every name once per builder, the roles taken in turn."""
+    cases = []
+    for builder, (_, roles, _) in _BUILDERS.items():
+        parameters = list(roles)
+        cases += [
+            (builder, parameters[i % len(parameters)], name) for i, name in enumerate(_REPORT_NAMES)
+        ]
+    return cases
+
+
+def _report(builder: str, roles: dict[str, str], frame: pl.DataFrame) -> Report:
+    _, _, options = _BUILDERS[builder]
+    if builder == "explain":
+        return fa.report.explain(frame, **roles, ci=0.9, n_boot=10)
+    return getattr(fa.report, builder)(frame, **roles, **options, ci=0.9, n_boot=10)
+
+
+@functools.cache
+def _baseline_summary(builder: str) -> pl.DataFrame:
+    frame, roles, _ = _BUILDERS[builder]
+    return _report(builder, roles, frame).summary
+
+
+def test_the_report_names_are_found() -> None:
+    assert {"rows", "bucket", "share", "points", "n", "undefined_replicates"} <= set(_REPORT_NAMES)
+
+
+@pytest.mark.parametrize(("builder", "role", "name"), _report_cases())
+def test_a_role_column_named_like_a_report_column(builder: str, role: str, name: str) -> None:
+    frame, roles, _ = _BUILDERS[builder]
+    column = roles[role]
+    if name in frame.columns and name != column:
+        frame = frame.drop(name)  # the renamed column takes the name; what held it goes
+        if name in roles.values():
+            pytest.skip(f"{name!r} is another role's column")
+    renamed = {**roles, role: name}
+    outcome: Report | fa.FrameAuditError
+    try:
+        outcome = _report(builder, renamed, frame.rename({column: name}))
+    except fa.FrameAuditError as error:
+        outcome = error
+    if isinstance(outcome, Report):
+        assert_frame_equal(outcome.summary, _baseline_summary(builder))
+    else:
+        assert f"{role}={name!r}" in str(outcome)

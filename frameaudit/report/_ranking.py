@@ -56,6 +56,8 @@ GROUP_METRICS: dict[str, dict[str, str]] = {
 _EDGES = (1, 2, 3, 5, 10, 20, 50, 100)
 _BUCKETS = ("1", "2", "3", "4–5", "6–10", "11–20", "21–50", "51–100", "101+")
 _SHOWN_RANKINGS = 5  # the worst rankings by NDKL in ``worst``
+# the position counts' own columns, named apart from the caller's (roles cannot take the prefix)
+_BUCKET, _ROWS = "__fa_bucket", "__fa_rows"
 
 
 def ranking(
@@ -432,10 +434,10 @@ def _positions(
     bucket = sum(((nw.col(rank) > edge).cast(nw.Int64) for edge in _EDGES), nw.lit(0))
     by = keys if groups is None else [item]
     counts = _tables.eager(
-        lazy.with_columns(bucket.alias("bucket"))
-        .group_by("bucket", *by)
-        .agg((nw.col(weight).cast(nw.Float64).sum() if weight else nw.len()).alias("rows"))
-    ).with_columns(pl.col("rows").cast(pl.Float64 if weight else pl.Int64))
+        lazy.with_columns(bucket.alias(_BUCKET))
+        .group_by(_BUCKET, *by)
+        .agg((nw.col(weight).cast(nw.Float64).sum() if weight else nw.len()).alias(_ROWS))
+    ).with_columns(pl.col(_ROWS).cast(pl.Float64 if weight else pl.Int64))
     if groups is not None:
         assert item is not None  # the metrics require it with groups=
         mapping = (
@@ -445,10 +447,14 @@ def _positions(
         )
         counts = (
             counts.join(mapping, on=item, how="left")
-            .group_by("bucket", *keys)
-            .agg(pl.col("rows").sum())
+            .group_by(_BUCKET, *keys)
+            .agg(pl.col(_ROWS).sum())
         )
-    counts = counts.select("bucket", _tables.label(keys, counts.schema).alias("group"), "rows")
+    counts = counts.select(
+        pl.col(_BUCKET).alias("bucket"),
+        _tables.label(keys, counts.schema).alias("group"),
+        pl.col(_ROWS).alias("rows"),
+    )
     grid = counts.select("bucket").unique().join(counts.select("group").unique(), how="cross")
     return (
         grid.join(counts, on=["bucket", "group"], how="left")
