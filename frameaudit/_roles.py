@@ -25,7 +25,7 @@ from frameaudit import _validate as validate
 from frameaudit._engine import Source, to_engine
 from frameaudit.exceptions import InvalidParameterError
 
-__all__ = ["RESERVED_PREFIX", "Bound", "Names", "Role", "bind", "column_names"]
+__all__ = ["RESERVED_PREFIX", "Bound", "Names", "Role", "bind", "column_names", "refuse_outputs"]
 
 Names = str | Sequence[str]
 """A role parameter that takes one column name or several (``group=["gender", "age"]``)."""
@@ -93,6 +93,19 @@ def column_names(role: Role) -> list[str]:
     return names
 
 
+def refuse_outputs(
+    parameter: str, names: Collection[str], outputs: Collection[str], of: str = "this metric"
+) -> None:
+    """Refuse a role's columns ``names`` named like a column that ``of`` adds (``outputs``)."""
+    for name in names:
+        if name in outputs:
+            msg = (
+                f"{parameter}={name!r}: {name!r} is an output column of {of}; "
+                "rename the column first"
+            )
+            raise InvalidParameterError(msg)
+
+
 def bind(
     frame: Any,
     roles: Sequence[Role],
@@ -110,13 +123,8 @@ def bind(
     columns = {role.parameter: column_names(role) for role in roles}
     owner: dict[str, str] = {}
     for role in roles:
+        refuse_outputs(role.parameter, columns[role.parameter], outputs)
         for name in columns[role.parameter]:
-            if name in outputs:
-                msg = (
-                    f"{role.parameter}={name!r}: {name!r} is an output column of this metric; "
-                    "rename the column first"
-                )
-                raise InvalidParameterError(msg)
             first = owner.setdefault(name, role.parameter)
             if first != role.parameter and frozenset((first, role.parameter)) not in sharing:
                 msg = (

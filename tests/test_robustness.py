@@ -249,15 +249,19 @@ def test_a_nan_group_value_missing_from_the_column_is_named() -> None:
 # --- report role columns named like the report's own columns ----------------------------------
 
 # every column name the report code writes or reads (found in its source, so that a name the
-# reports start to use is tested too); a caller's role column may be named like any of them
+# reports start to use is tested too): named in a call, or in a module's tuple of names; a
+# caller's role column may be named like any of them
+_NAMED = r"(?:alias|col|lit|sort|select|group_by|rename|with_columns|drop|join)\(\s*\"(\w+)\""
+_TUPLE = r"^_?[A-Z_]+ = \(([^)]*)\)"
 _REPORT_NAMES = sorted(
     {
         name
         for path in (Path(fa.report.__file__).parent).glob("*.py")
-        for name in re.findall(
-            r"(?:alias|col|lit|sort|select|group_by|rename|with_columns|drop|join)\(\s*\"(\w+)\"",
-            path.read_text(),
-        )
+        for text in [path.read_text()]
+        for name in [
+            *re.findall(_NAMED, text),
+            *(n for t in re.findall(_TUPLE, text, re.M) for n in re.findall(r"\"(\w+)\"", t)),
+        ]
         if not name.startswith("__fa_")  # the reserved prefix no role may take
     }
 )
@@ -343,3 +347,20 @@ def test_a_role_column_named_like_a_report_column(builder: str, role: str, name:
         assert_frame_equal(outcome.summary, _baseline_summary(builder))
     else:
         assert f"{role}={name!r}" in str(outcome)
+
+
+# --- rows a report orders by value ------------------------------------------------------------
+
+
+def test_values_equal_to_twelve_digits_are_ties_broken_by_the_key() -> None:
+    from frameaudit.report import _tables
+
+    # two rankings whose NDKL is equal in exact arithmetic, apart in the last bit (the order
+    # of a parallel sum decides which is larger on a given run)
+    ndkl = pl.DataFrame({"query": [19, 15], "ndkl": [0.778020782091027, 0.7780207820910269]})
+    ordered = ndkl.sort(_tables.ordered("ndkl"), "query", descending=[True, False])
+    assert ordered["query"].to_list() == [15, 19]
+    apart = pl.DataFrame({"query": [19, 15], "ndkl": [0.7780207821, 0.7780207820]})
+    assert apart.sort(_tables.ordered("ndkl"), "query", descending=[True, False])[
+        "query"
+    ].to_list() == [19, 15]

@@ -47,6 +47,8 @@ _OUTPUTS = ("correspondence", "band", *_COUNTS)
 UNITS = "queries"
 """The output column with the number of queries behind a summary's mean (with ``ci=``)."""
 _INTERVAL_OUTPUTS = ("correspondence_lo", "correspondence_hi", UNITS, UNDEFINED)
+SUMMARY_COLUMNS = (*_OUTPUTS, *_INTERVAL_OUTPUTS)
+"""Every column a summary (``by=``) may add beside the ``by`` columns."""
 _WEIGHT = "__fa_w"
 _UNIT_WEIGHT = "__fa_unit_w"  # the query's weight in a summary: weight=, or 1
 _WEIGHTED_VALUE = "__fa_wvalue"  # unit weight × correspondence (0 where undefined)

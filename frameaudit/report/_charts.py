@@ -142,7 +142,9 @@ def _per_group(report: Report) -> dict[str, Any]:
         subtitle = "Fair: every point on the dashed line (the groups' mean)."
         if data.height > MOST_SHOWN:
             subtitle += f" The {MOST_SHOWN} of {data.height} groups furthest from it."
-            data = data.sort((pl.col(metric) - mean).abs(), descending=True).head(MOST_SHOWN)
+            data = data.sort(
+                _tables.ordered((pl.col(metric) - mean).abs()), "group", descending=[True, False]
+            ).head(MOST_SHOWN)
         # the groups are named in the title: a vertical axis title is clipped on a short chart
         charts[metric] = estimates(
             data,

@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import UnsupportedBackendError
 from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
@@ -121,6 +122,7 @@ def clustering(
     >>> r.check({"cluster_balance": (">=", 0.8)})["passed"].item()
     False
     """
+    refuse_outputs("cluster", [cluster], _COMPOSITION, "this report")
     roles: dict[str, Any] = {"cluster": cluster, "group": group, "a": a, "b": b}
     resampling: dict[str, Any] = {"point": point, "weight": weight}
     boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
@@ -245,8 +247,14 @@ def _worst_cluster(
     reference: Any = 1.0 if metric == "cluster_balance" else 0.0
     if metric == "min_cluster_ratio":  # every cluster with the data's ratio
         reference = per_group.select(pl.col("n_a").sum() / pl.col("n_b").sum()).item()
-    row = defined.sort(metric, cluster, descending=[not lowest, False]).row(0, named=True)
+    row = defined.sort(_tables.ordered(metric), cluster, descending=[not lowest, False]).row(
+        0, named=True
+    )
     return _tables.worst_row(metric, "cluster", row[cluster], row[metric], reference)
+
+
+_COMPOSITION = ("group", "points", "share")
+"""The composition table's columns beside the cluster's."""
 
 
 def _composition(detail: pl.DataFrame, cluster: str, a: Any, b: Any) -> pl.DataFrame:
@@ -254,9 +262,9 @@ def _composition(detail: pl.DataFrame, cluster: str, a: Any, b: Any) -> pl.DataF
     parts = [
         detail.select(
             cluster,
-            pl.lit(str(value)).alias("group"),
-            pl.col(f"n_{side}").alias("points"),
-            pl.col(f"share_{side}").alias("share"),
+            pl.lit(str(value)).alias(_COMPOSITION[0]),
+            pl.col(f"n_{side}").alias(_COMPOSITION[1]),
+            pl.col(f"share_{side}").alias(_COMPOSITION[2]),
         )
         for side, value in (("a", a), ("b", b))
     ]

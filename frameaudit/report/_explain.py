@@ -8,8 +8,10 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
+from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.explain import correspondence, position_parity, rank_alignment
+from frameaudit.explain.correspondence import SUMMARY_COLUMNS
 from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
@@ -162,6 +164,8 @@ def explain(
             "high": high,
             "medium": medium,
         }
+        # the per-class table is the summary by the predicted class, its count renamed ``n``
+        refuse_outputs("predicted", [predicted], [*SUMMARY_COLUMNS, "n"], "this report")
         boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
         per_group = _per_class(cases, roles, weight, boot)
         keys = [predicted]

@@ -285,7 +285,7 @@ def _ndkl(
         by_ranking = _tables.eager(fair.ndkl(frame, **per_ranking))
         keys = by_ranking.columns[:-1]
         tables["ndkl_by_ranking"] = by_ranking.sort(
-            "ndkl", *keys, descending=[True] + [False] * len(keys), nulls_last=True
+            _tables.ordered("ndkl"), *keys, descending=[True] + [False] * len(keys), nulls_last=True
         )
     return ndkl, tables
 
@@ -415,7 +415,12 @@ def _worst_group(values: pl.DataFrame, keys: list[str], metric: str) -> dict[str
     far = defined.with_columns(
         (pl.col(metric) - mean).abs().alias("__gap"),
         _tables.label(keys, defined.schema).alias("__name"),
-    ).sort("__gap", metric, "__name", descending=[True, False, False])
+    ).sort(
+        _tables.ordered("__gap"),
+        _tables.ordered(metric),
+        "__name",
+        descending=[True, False, False],
+    )
     row = far.row(0, named=True)
     return _tables.worst_row(metric, "group", row["__name"], row[metric], mean)
 
@@ -479,7 +484,9 @@ def charts(report: Report) -> dict[str, Any]:
     subtitle = "Fair: each line flat on its dashed line (the group's share of all rows)."
     if len(groups) > len(_charts.PALETTE):
         # one colour a group: the largest groups
-        largest = positions.unique("group").sort("overall", "group", descending=[True, False])
+        largest = positions.unique("group").sort(
+            _tables.ordered("overall"), "group", descending=[True, False]
+        )
         groups = sorted(largest["group"].head(len(_charts.PALETTE)).to_list())
         positions = positions.filter(pl.col("group").is_in(groups))
         subtitle += f" The {len(groups)} largest of {largest.height} groups."

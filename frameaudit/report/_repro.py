@@ -182,7 +182,7 @@ def _worst(
     defined = values.filter(pl.col(metric).is_not_null() & pl.col(metric).is_not_nan())
     if defined.is_empty():
         return _tables.worst_row(metric, kind, "(no defined value)", None, None)
-    order = defined.sort(metric, *keys, descending=[highest] + [False] * len(keys))
+    order = defined.sort(_tables.ordered(metric), *keys, descending=[highest] + [False] * len(keys))
     name, value = order.select(_tables.label(keys), metric).row(0)
     return _tables.worst_row(metric, kind, name, value, reference)
 

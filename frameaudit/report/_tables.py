@@ -22,6 +22,7 @@ __all__ = [
     "eager",
     "label",
     "listed",
+    "ordered",
     "plain_values",
     "progress",
     "record",
@@ -46,6 +47,21 @@ def eager(result: Any) -> pl.DataFrame:
         frame = native.collect(backend="polars") if isinstance(native, nw.LazyFrame) else native
     polars: pl.DataFrame = frame.to_polars()
     return polars
+
+
+_ORDER_DIGITS = 12
+
+
+def ordered(value: str | pl.Expr) -> pl.Expr:
+    """A value as a report orders rows by it: to 12 significant digits.
+
+    Values equal to that many digits are ties, which the report breaks by the rows' keys: below
+    it, a float's last bits come from the order of its sums (Polars sums in parallel, in a
+    different order on each run), so two rankings, or two groups equally far from the mean,
+    whose values are equal in exact arithmetic would change places from run to run.
+    """
+    expr = pl.col(value) if isinstance(value, str) else value
+    return expr.round_sig_figs(_ORDER_DIGITS)
 
 
 def label(names: Sequence[str], schema: Mapping[str, Any] | None = None) -> pl.Expr:
