@@ -49,9 +49,11 @@ __all__ = [
     "first_offender",
     "group_value",
     "in_range",
+    "magnitudes",
     "no_nulls",
     "non_empty",
     "none_counted",
+    "relative_weights",
     "require_dtype",
     "row_text",
     "unique_within",
@@ -252,6 +254,40 @@ def in_range(
         )
 
     return Check.of_rules(frame, Rule(bad, message, example=value, screen=screen))
+
+
+SCALE = (1e-100, 1e100)
+"""The magnitudes a weight or a coordinate may have, zero aside: their products and squares
+stay normal floats and their sums over 2^40 rows finite. A weight of 5e-324 made its terms
+underflow to 0 (EXP and ERBE null, NDKL NaN), a coordinate of 1e155 its squared distances
+overflow, one of 1e-200 underflow (the social fairness ratio null)."""
+
+
+def magnitudes(frame: nw.LazyFrame[Any], columns: Mapping[str, str], advice: str) -> Check:
+    """Every non-zero value of the columns has a magnitude within :data:`SCALE`.
+
+    ``columns`` maps each column to how messages name it; ``advice`` ends the message (how
+    to rescale). Null, NaN and infinite values are other checks' business.
+    """
+    low, high = SCALE
+    rules = []
+    for column, name in columns.items():
+        size = nw.col(column).cast(nw.Float64).abs()
+        bad = size.is_finite() & (size > 0) & ((size < low) | (size > high))
+        smallest = nw.when(size > 0).then(size).min()
+        screen = (size.max() <= high) & (smallest.is_null() | (smallest >= low))
+
+        def message(count: nw.Expr, example: str, name: str = name) -> nw.Expr:
+            return text.joined(
+                f"{name}: expected magnitudes in [{low:g}, {high:g}] (or 0), found ",
+                text.integer(count),
+                " outside it (e.g. ",
+                text.shown(example),
+                f"); {advice}",
+            )
+
+        rules.append(Rule(bad, message, example=nw.col(column), screen=screen))
+    return Check.of_rules(frame, *rules)
 
 
 def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -> Check:
@@ -534,12 +570,22 @@ def constant_within(
     return Check.proved_or_diagnosed(counts, none_counted, diagnose)
 
 
+def relative_weights(frame: nw.LazyFrame[Any], column: str) -> Check:
+    """The weights' magnitudes are within :data:`SCALE` (only their ratios matter)."""
+    advice = "only the weights' ratios matter: divide them by their largest"
+    return magnitudes(frame, {column: f"weight={column!r}"}, advice)
+
+
 def unit_weights(
     frame: nw.LazyFrame[Any], column: str, units: Sequence[str], within: str
 ) -> list[Check]:
-    """The checks of a ``weight=`` column: finite, non-negative, one value within each unit."""
+    """The checks of a ``weight=`` column: finite, non-negative, in scale, one per unit.
+
+    In scale: :func:`relative_weights`.
+    """
     return [
         in_range(frame, column, "weight", 0, None),
         finite(frame, {column: f"weight={column!r}"}),
+        relative_weights(frame, column),
         constant_within(frame, units, column, "weight", within),
     ]

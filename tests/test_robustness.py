@@ -228,6 +228,61 @@ def test_a_partition_of_weight_zero_keeps_its_null_row(constructor: Constructor)
     assert ndkl.rows() == [(None,)]
 
 
+# --- weights and coordinates near the limits of a float ----------------------------------------
+
+_RANKS = pl.DataFrame(
+    {"query": [1, 1, 2, 2], "rank": [1, 2, 1, 2], "group": ["a", "b", "b", "a"], "w": 1.0}
+)
+_RUNS = pl.DataFrame(
+    {
+        "run": [1, 1, 2, 2],
+        "sample": [1, 2, 1, 2],
+        "target": [0, 1, 0, 1],
+        "prediction": [0, 0, 1, 1],
+    }
+)
+_WEIGHTED: dict[str, tuple[pl.DataFrame, Any]] = {
+    "exp": (_RANKS, lambda f: fa.fair.exp(f, ranking="query", size="rows", weight="w")),
+    "ndkl": (_RANKS, lambda f: fa.fair.ndkl(f, ranking="query", weight="w")),
+    "erbe": (_RANKS, lambda f: fa.fair.erbe(f, ranking="query", weight="w")),
+    "ec_local": (_RUNS.with_columns(w=1.0), lambda f: fa.repro.ec_local(f, weight="w")),
+    "cluster_balance": (
+        pl.DataFrame({"cluster": [0, 0, 1, 1], "group": ["a", "b", "a", "b"], "w": 1.0}),
+        lambda f: fa.fair.cluster_balance(f, a="a", b="b", weight="w"),
+    ),
+}
+
+
+@pytest.mark.parametrize("weight", [5e-324, 1e-120, 1e308])
+@pytest.mark.parametrize("metric", list(_WEIGHTED))
+def test_a_weight_beyond_the_float_scale_is_refused(
+    constructor: Constructor, metric: str, weight: float
+) -> None:
+    frame, call = _WEIGHTED[metric]
+    with pytest.raises(fa.FrameAuditError, match=r"weight='w': expected magnitudes in \[1e-100"):
+        to_polars(call(constructor(frame.with_columns(pl.lit(weight).alias("w")))))
+    # the same weights brought within the scale give the unweighted value
+    scaled = to_polars(call(constructor(frame.with_columns(pl.lit(1e-90).alias("w")))))
+    assert_frame_close(scaled, to_polars(call(constructor(frame))))
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e155])
+def test_coordinates_beyond_the_float_scale_are_refused(
+    constructor: Constructor, scale: float
+) -> None:
+    points = fa.datasets.clustering_example().head(200)
+    wide = points.with_columns(pl.col("x") * scale)
+    with pytest.raises(fa.FrameAuditError, match=r"features='x': expected magnitudes in \[1e-100"):
+        to_polars(
+            fa.fair.social_fairness_ratio(constructor(wide), a="a", b="b", features=["x", "y"])
+        )
+    # within the scale, a ratio of distances does not change with the units
+    ratio = fa.fair.social_fairness_ratio(points, a="a", b="b", features=["x", "y"]).item()
+    both = points.with_columns(pl.col("x", "y") * 2.0**-300)
+    rescaled = fa.fair.social_fairness_ratio(both, a="a", b="b", features=["x", "y"]).item()
+    assert rescaled == pytest.approx(ratio, rel=1e-12)
+
+
 # --- names and values the error messages must survive ---------------------------------------------
 
 
@@ -364,3 +419,209 @@ def test_values_equal_to_twelve_digits_are_ties_broken_by_the_key() -> None:
     assert apart.sort(_tables.ordered("ndkl"), "query", descending=[True, False])[
         "query"
     ].to_list() == [19, 15]
+
+
+# --- the same bits on every run ---------------------------------------------------------------
+
+
+def _engine_frame(engine: str, frame: pl.DataFrame) -> Any:
+    if engine == "duckdb":
+        import duckdb
+
+        return duckdb.from_arrow(frame.to_arrow())
+    return frame.lazy()
+
+
+def _summed(engine: str, frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    import narwhals.stable.v2 as nw
+
+    from frameaudit._engine import exact_sums
+
+    lazy = nw.from_native(_engine_frame(engine, frame))
+    return exact_sums(lazy, ["g"], columns).sort("g").collect("polars").to_native()
+
+
+def _grid_terms(rng: np.random.Generator) -> pl.DataFrame:
+    """Groups in each window of the fixed point, terms exact on its grid, with cancellation.
+
+    Group 0: about 1e-5 (2^-93 units); 1: about 1e3 (2^-60); 2: ±1e16 and ones, whose float
+    sum in row order is 0 where the exact one is the number of ones; 3: mixed signs (2^-27).
+    """
+    parts = []
+    for g, (scale, low, high) in enumerate([(93, 60, 77), (60, 60, 70), (27, 60, 85)]):
+        mantissas = rng.integers(2**45, 2**52, 500) * rng.choice([-1, 1], 500) ** (g == 2)
+        exponents = rng.integers(low - 52, high - 52, 500)
+        parts.append((g, mantissas.astype(np.float64) * 2.0 ** (exponents - scale)))
+    big = np.array([2.0**53, 1.0, 1.0, -(2.0**53), 1.0] * 40)
+    parts.append((3, big))
+    return pl.DataFrame(
+        {
+            "g": np.concatenate([np.full(len(v), g) for g, v in parts]),
+            "x": np.concatenate([v for _, v in parts]),
+        }
+    )
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_exact_sums_are_the_correctly_rounded_sum_in_any_order(engine: str) -> None:
+    import math
+
+    frame = _grid_terms(np.random.default_rng(0))
+    expected = [math.fsum(frame.filter(pl.col("g") == g)["x"]) for g in range(4)]
+    assert expected[3] == 120.0
+    results = set()
+    for seed in range(4):
+        shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed)
+        got = _summed(engine, shuffled, ["x"])["x"].to_list()
+        assert got == expected
+        results.add(tuple(got))
+    assert len(results) == 1
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_exact_sums_outside_the_windows_keep_the_float_sum(engine: str) -> None:
+    import math
+
+    x = [1e-20, 3e-20, 1e30, 2e30, float("nan"), 1.0, float("inf"), 1.0, None, None, 0.0, 0.0]
+    frame = pl.DataFrame(
+        {"g": [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5], "x": x, "n": list(range(12))},
+        schema_overrides={"x": pl.Float64},
+    )
+    got = _summed(engine, frame, ["x", "n"])
+    assert got["x"][0] == pytest.approx(math.fsum(x[:2]), rel=1e-15)
+    assert got["x"][1] == pytest.approx(math.fsum(x[2:4]), rel=1e-15)
+    assert math.isnan(got["x"][2])
+    assert got["x"][3] == math.inf
+    assert got["x"][4] == 0.0  # nulls are skipped: an all-null group sums to 0
+    assert got["x"][5] == 0.0
+    assert got["n"].to_list() == [1, 5, 9, 13, 17, 21]  # integers as they are
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_exact_means_and_spreads_in_any_order(engine: str) -> None:
+    import statistics
+
+    import narwhals.stable.v2 as nw
+
+    from frameaudit._engine import exact_means
+
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame({"g": rng.integers(0, 3, 300), "x": rng.normal(5.0, 2.0, 300)})
+    frame = frame.with_columns(
+        pl.when(pl.col("g") == 2).then(None).otherwise(pl.col("x")).alias("x")
+    )
+    frame = pl.concat([frame, pl.DataFrame({"g": [3], "x": [1.5]})])
+    seen = set()
+    for seed in range(3):
+        shuffled = nw.from_native(
+            _engine_frame(engine, frame.sample(fraction=1.0, shuffle=True, seed=seed))
+        )
+        got = (
+            exact_means(shuffled, ["g"], ["x"], spread=True).sort("g").collect("polars").to_native()
+        )
+        seen.add(tuple(got.rows()))
+    assert len(seen) == 1
+    for g in (0, 1):
+        values = frame.filter(pl.col("g") == g)["x"].to_list()
+        assert got["x"][g] == pytest.approx(statistics.fmean(values), rel=1e-15)
+        assert got["x__std"][g] == pytest.approx(statistics.stdev(values), rel=1e-14)
+    assert got["x"][2] is None  # every value null
+    assert got["x__std"][2] is None
+    assert got["x"][3] == 1.5
+    assert got["x__std"][3] is None  # one value: no spread
+
+
+def _explain_report(cases: Any, importances: Any) -> Report:
+    return fa.report.explain(cases, importances, overall="overall", ci=0.9, n_boot=20, seed=0)
+
+
+def _rerun_inputs() -> dict[str, tuple[Any, Any]]:
+    train, queries = fa.datasets.cases_example()
+    cases = fa.explain.nearest_cases(
+        train, queries, features=["f1", "f2"], label="label", k=7, carry="predicted"
+    )
+    boot = {"ci": 0.9, "n_boot": 20, "seed": 0}
+    return {
+        "ranking": (
+            fa.datasets.ranking_example(),
+            lambda f: fa.report.ranking(
+                f,
+                group=["gender", "age"],
+                ranking="query",
+                item="item",
+                relevance="relevance",
+                **boot,
+            ),
+        ),
+        "clustering": (
+            fa.datasets.clustering_example().with_row_index("id"),
+            lambda f: fa.report.clustering(f, a="a", b="b", point="id", **boot),
+        ),
+        "repro": (fa.datasets.runs_example(), lambda f: fa.report.repro(f, **boot)),
+        "explain": (cases, lambda f: _explain_report(f, fa.datasets.importance_example())),
+    }
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("builder", ["ranking", "clustering", "repro", "explain"])
+def test_a_report_is_the_same_bytes_on_every_run(
+    builder: str, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    frame, build = _rerun_inputs()[builder]
+    source = _engine_frame(engine, frame) if engine == "duckdb" else frame
+    first = build(source).to_json()
+    assert build(source).to_json() == first
+    if engine == "polars" and builder in ("ranking", "repro"):  # sums in any order
+        shuffled = frame.sample(fraction=1.0, shuffle=True, seed=5)
+        assert build(shuffled).to_json() == first
+
+
+# --- how often a lazy call reads its source (as its docstring says) ----------------------------
+
+
+def _counted_source(frame: pl.DataFrame, reads: list[int]) -> pl.LazyFrame:
+    from polars.io.plugins import register_io_source
+
+    def read(with_columns: Any, predicate: Any, n_rows: Any, batch_size: Any) -> Any:
+        reads.append(1)
+        yield frame.select(with_columns) if with_columns is not None else frame
+
+    return register_io_source(io_source=read, schema=frame.schema)
+
+
+def _cases() -> pl.DataFrame:
+    train, queries = fa.datasets.cases_example()
+    return fa.explain.nearest_cases(
+        train, queries, features=["f1", "f2"], label="label", k=3, carry="predicted"
+    )
+
+
+_READS: dict[str, tuple[Any, Any, int]] = {
+    "exp": (
+        fa.datasets.ranking_example,
+        lambda lf: fa.fair.exp(lf, group="gender", ranking="query", item="item"),
+        7,
+    ),
+    "exp-ci": (
+        fa.datasets.ranking_example,
+        lambda lf: fa.fair.exp(lf, group="gender", ranking="query", item="item", ci=0.9),
+        15,
+    ),
+    "cluster_balance": (
+        fa.datasets.clustering_example,
+        lambda lf: fa.fair.cluster_balance(lf, a="a", b="b"),
+        2,
+    ),
+    "correspondence": (_cases, fa.explain.correspondence, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(_READS))
+def test_a_lazy_call_reads_its_source_at_most_as_often_as_documented(name: str) -> None:
+    data, call, most = _READS[name]
+    reads: list[int] = []
+    lazy = call(_counted_source(data(), reads))
+    assert reads == []  # a lazy call reads nothing until collected
+    lazy.collect()
+    assert 1 <= len(reads) <= most

@@ -49,6 +49,8 @@ from frameaudit._engine.kernels import (
 from frameaudit._engine.plans import (
     cached,
     count_distinct,
+    exact_means,
+    exact_sums,
     order_within,
     repeats_within,
     sums_along,
@@ -102,6 +104,8 @@ __all__ = [
     "cached",
     "count_distinct",
     "distinct_sizes",
+    "exact_means",
+    "exact_sums",
     "expressions",
     "first_failed",
     "frame_from_columns",

@@ -22,6 +22,8 @@ from frameaudit._expr import aggregate, hashed_keys
 __all__ = [
     "cached",
     "count_distinct",
+    "exact_means",
+    "exact_sums",
     "join_small",
     "order_within",
     "repeats_within",
@@ -321,3 +323,122 @@ def sums_along(
         )
     )
     return frame.join(table.select(order, before), on=order, how="left"), table
+
+
+_WINDOWS = (93, 60, 27)
+"""The scales 2^S of :func:`exact_sums`' fixed-point terms. A group whose largest magnitude
+scales into [2^53, 2^86) under one of them is summed in it: [2^-40, 2^-7), [2^-7, 2^26) and
+[2^26, 2^59) (9.1e-13 to 5.8e17)."""
+
+_FIXED = (nw.Implementation.POLARS, nw.Implementation.DUCKDB)
+
+
+def exact_sums(
+    frame: nw.LazyFrame[Any], keys: Sequence[str], columns: Sequence[str], *also: nw.Expr
+) -> nw.LazyFrame[Any]:
+    """Per ``keys``, each column of ``columns`` summed (named as the column), with ``also``.
+
+    A float sum depends on the order of its terms, and Polars and DuckDB keep none: they add
+    partial sums in the order their threads finish, and a grouped result comes out in hash
+    order, so that the next sum meets its rows in another order (a report's last digits
+    changed from run to run). Here a float column is summed in fixed point too: each term
+    times 2^S, cast to Int128 (its fraction dropped) and added exactly, for each scale S of
+    :data:`_WINDOWS`. A group takes the scale that puts its largest magnitude in [2^53, 2^86)
+    and its total rounded once to Float64: the same bits in any order, within n·2^-53 of its
+    largest term (the bound of a float sum). A group outside every window (its largest
+    magnitude outside 9.1e-13 … 5.8e17) keeps its float sum, and so does one holding a NaN or
+    an infinity (the float sum is then NaN or infinite in any order). Integer columns are
+    summed as they are, exactly. Every step is per row or per group: nothing waits for the
+    whole column (one scale read from the column's largest value held the rows in Polars'
+    streaming engine: EXP on 10^8 rows from Parquet peaked at 3.2 GiB, NDKL on 10^7 at 1.5
+    against 1.0). Spark (whose order its partitions fix) and Dask sum floats as they do.
+    """
+    schema = frame.collect_schema()
+    fixed = frame.implementation in _FIXED
+    floats = [c for c in columns if fixed and schema[c].is_float()]
+    plain = [nw.col(c).sum() for c in columns if c not in floats]
+    if not floats:
+        return aggregate(frame, keys, *plain, *also)
+
+    def term(i: int, j: int) -> str:
+        return f"__fa_i{i}_{j}"
+
+    def finite(column: str) -> nw.Expr:  # DuckDB's clip already takes NaN to the bound
+        value = nw.col(column)
+        return value.fill_nan(0.0) if frame.implementation is nw.Implementation.POLARS else value
+
+    scaled = frame.with_columns(
+        (finite(c) * 2.0**scale)
+        .clip(-(2.0**86), 2.0**86)  # beyond it the group is outside the window
+        .cast(nw.Int128())
+        .alias(term(i, j))
+        for i, c in enumerate(floats)
+        for j, scale in enumerate(_WINDOWS)
+    )
+    summed = aggregate(
+        scaled,
+        keys,
+        *plain,
+        *also,
+        *(nw.col(term(i, j)).sum() for i in range(len(floats)) for j in range(len(_WINDOWS))),
+        *(nw.col(c).sum() for c in floats),
+        *(nw.col(c).abs().max().alias(f"__fa_m{i}") for i, c in enumerate(floats)),
+    )
+    totals = []
+    for i, c in enumerate(floats):
+        total = nw.col(c)  # the float sum
+        for j, scale in reversed(list(enumerate(_WINDOWS))):
+            inside = (nw.col(f"__fa_m{i}") * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
+            exact = nw.col(term(i, j)).cast(nw.Float64) * 2.0**-scale
+            total = nw.when(nw.col(c).is_finite() & inside).then(exact).otherwise(total)
+        totals.append(total.alias(c))
+    helpers = [f"__fa_m{i}" for i in range(len(floats))]
+    helpers += [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
+    return summed.with_columns(*totals).drop(*helpers)
+
+
+def exact_means(
+    frame: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    columns: Sequence[str],
+    *also: nw.Expr,
+    spread: bool = False,
+) -> nw.LazyFrame[Any]:
+    """Per ``keys``, the mean of each column (nulls skipped, null when all are), with ``also``.
+
+    From :func:`exact_sums`, so that a mean has the same bits whatever the row order. With
+    ``spread``, also each column's standard deviation (ddof 1, null below two values) in
+    ``{column}__std``: the sum of squared deviations from the exact mean, summed exactly.
+    """
+    columns, keys = list(columns), list(keys)
+    counts = [nw.col(c).count().alias(f"__fa_n{i}") for i, c in enumerate(columns)]
+    floats = frame.with_columns(nw.col(c).cast(nw.Float64) for c in columns)
+    summed = exact_sums(floats, keys, columns, *counts, *also)
+    means = summed.with_columns(
+        nw.when(nw.col(f"__fa_n{i}") > 0).then(nw.col(c) / nw.col(f"__fa_n{i}")).alias(c)
+        for i, c in enumerate(columns)
+    )
+    if not spread:
+        return means.drop(*(f"__fa_n{i}" for i in range(len(columns))))
+    hashed = hashed_keys(keys)
+    centre = means.select(*hashed, *(nw.col(c).alias(f"__fa_m{i}") for i, c in enumerate(columns)))
+    how: dict[str, Any] = {"on": hashed} if hashed else {"how": "cross"}
+    squares = floats.join(centre, **how).select(
+        *keys,
+        *(
+            ((nw.col(c) - nw.col(f"__fa_m{i}")) ** 2).alias(f"{c}__std")
+            for i, c in enumerate(columns)
+        ),
+    )
+    spreads = exact_sums(squares, keys, [f"{c}__std" for c in columns])
+    spreads = spreads.select(*hashed, *(f"{c}__std" for c in columns))
+    return (
+        means.join(spreads, **how)
+        .with_columns(
+            nw.when(nw.col(f"__fa_n{i}") > 1)
+            .then((nw.col(f"{c}__std") / (nw.col(f"__fa_n{i}") - 1)).sqrt())
+            .alias(f"{c}__std")
+            for i, c in enumerate(columns)
+        )
+        .drop(*(f"__fa_n{i}" for i in range(len(columns))))
+    )

@@ -37,7 +37,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source, frame_from_columns
-from frameaudit._engine.plans import cached, join_small
+from frameaudit._engine.plans import cached, exact_sums, join_small
 from frameaudit._expr import WHOLE, aggregate, hashed_keys, null_float, over, partitioned
 
 __all__ = [
@@ -243,9 +243,8 @@ class Resampling:
         """
         partition, keys, sums = list(partition), list(keys), list(sums)
         counted = [*sums, _DRAWN] if normalised else sums
-        totals = [nw.col(c).sum() for c in counted]
         units = self.indexed.select(*self.units, _UNIT)
-        per_unit = aggregate(frame, [*self.units, *keys], *totals[: len(sums)]).join(
+        per_unit = exact_sums(frame, [*self.units, *keys], sums).join(
             units, on=self.units, how="inner"
         )
         schema = per_unit.collect_schema()
@@ -279,7 +278,7 @@ class Resampling:
             *((nw.col(c) * nw.col(COUNT)).alias(c) for c in counted),
         )
         cell = nw.col(_CELL)
-        summed = aggregate(paired, [_CELL], *totals).select(
+        summed = exact_sums(paired, [_CELL], counted).select(
             (cell // size).alias(_KEY), (cell % size + POINT).alias(REPLICATE), *counted
         )
         if cells:

@@ -32,7 +32,7 @@ their two positions (tests/reference/explain.py computes both plainly, by positi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,6 +43,8 @@ from frameaudit._engine import (
     Source,
     align,
     cached,
+    exact_means,
+    exact_sums,
     first_failed,
     frame_from_columns,
     from_engine,
@@ -441,11 +443,17 @@ def _k_within(reference: nw.LazyFrame[Any], k: int) -> validate.Check:
 
 
 def _per_group(
-    pairs: _Pairs, values: nw.LazyFrame[Any], *sums: nw.Expr
+    pairs: _Pairs, values: nw.LazyFrame[Any], *sums: nw.Expr, exact: Sequence[str] = ()
 ) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
-    """Aggregate the pairs per group: ``sums`` plus the counts that check the feature sets."""
+    """Aggregate the pairs per group: ``sums`` plus the counts that check the feature sets.
+
+    The columns ``exact`` are summed too, exactly (:func:`exact_sums`).
+    """
     rpos = nw.col(_RPOS)
-    per_group = values.group_by(pairs.window).agg(
+    per_group = exact_sums(
+        values,
+        pairs.window,
+        exact,
         *sums,
         nw.len().cast(nw.Int64).alias(_ROWS),
         rpos.null_count().cast(nw.Int64).alias(_UNKNOWN),
@@ -470,10 +478,10 @@ def _finish(
         result = per_group.select(*pairs.by, pairs.group, metric)
         return from_engine(result, pairs.source, sort_by=[*pairs.by, pairs.group], checks=checks)
     if not nullable:
-        result = aggregate(per_group, pairs.by, nw.col(metric).mean())
+        result = exact_means(per_group, pairs.by, [metric])
         return from_engine(result, pairs.source, sort_by=pairs.by, checks=checks)
     flagged = per_group.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_NULL))
-    result = aggregate(flagged, pairs.by, nw.col(metric).mean(), nw.col(_NULL).sum()).select(
+    result = exact_means(flagged, pairs.by, [metric], nw.col(_NULL).sum()).select(
         *pairs.by,
         nw.when(nw.col(_NULL) > 0).then(null_float()).otherwise(nw.col(metric)).alias(metric),
     )
@@ -598,7 +606,7 @@ def position_parity(
         nw.when(agrees).then(nw.col(_TAIL)).otherwise(nw.lit(0.0)).alias(_VAL),
         _agreeing(agrees, k),
     )
-    sums, checks = _per_group(pairs, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
+    sums, checks = _per_group(pairs, values, nw.col(_MATCH).sum(), exact=[_VAL])
     result = _positional(sums, k, "position_parity")
     return _finish(pairs, result, checks, "position_parity", per_group, nullable=False)
 
@@ -751,7 +759,7 @@ def _topk_alignment(pairs: _Pairs, k: int | None) -> tuple[nw.LazyFrame[Any], li
         nw.min_horizontal(_TAIL, _PTAIL).alias(_VAL),
         _agreeing(nw.col(_POS) == nw.col(_RPOS), k),
     )
-    per_group, checks = _per_group(pairs, values, nw.col(_VAL).sum(), nw.col(_MATCH).sum())
+    per_group, checks = _per_group(pairs, values, nw.col(_MATCH).sum(), exact=[_VAL])
     return _positional(per_group, k, "rank_alignment"), checks
 
 

@@ -28,12 +28,13 @@ from frameaudit._engine import (
     Source,
     agreement_screen,
     cached,
+    exact_sums,
     from_engine,
     interval,
     resampling,
     text,
 )
-from frameaudit._expr import aggregate, null_float, safe_div
+from frameaudit._expr import null_float, safe_div
 from frameaudit._params import UNCERTAINTY, Flag, Real, constraints
 from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
@@ -270,7 +271,8 @@ def correspondence(
     -----
     Null (band null) when a query has no neighbours or their total weight is 0 (every
     neighbour's class weight is 0, or every distance is +inf). case-explainer returns
-    ``(0.0, "undefined")`` there. One scan and one aggregation: O(rows). A summary's mean
+    ``(0.0, "undefined")`` there. One aggregation over the rows, O(rows); on a LazyFrame
+    the value checks read the source once more (2 reads at collect). A summary's mean
     with unit weights :math:`u_q` is :math:`\sum_q u_q c_q / \sum_q u_q` over the queries
     with a defined :math:`c_q`. The interval resamples queries with Poisson(1) counts
     computed in the engine (see the Uncertainty page): the rows are aggregated per query
@@ -369,20 +371,17 @@ def correspondence(
     )
     checks += weight_checks
     total = nw.col(_WEIGHT)
-    per_query = (
-        rows.group_by(keys)
-        .agg(
-            nw.col(_MATCH).sum(),
-            total.sum(),
-            *([] if source.in_memory else _ranges(predicted)),
-            *([nw.col(weight).max()] if weight is not None else []),
-        )
-        .with_columns(
-            nw.when(total > 0)
-            .then(nw.col(_MATCH) / total)
-            .otherwise(null_float())
-            .alias("correspondence")
-        )
+    per_query = exact_sums(
+        rows,
+        keys,
+        [_MATCH, _WEIGHT],
+        *([] if source.in_memory else _ranges(predicted)),
+        *([nw.col(weight).max()] if weight is not None else []),
+    ).with_columns(
+        nw.when(total > 0)
+        .then(nw.col(_MATCH) / total)
+        .otherwise(null_float())
+        .alias("correspondence")
     )
     # the one-prediction check reads the row order of in-memory data; elsewhere the per-query
     # aggregation computes it with the weights
@@ -512,7 +511,7 @@ def _summary(
     count_type = nw.Float64 if weight is not None else nw.Int64
     counts = [nw.col(c).cast(count_type) for c in _COUNTS]
     totals = (_WEIGHTED_VALUE, _DEFINED, _HAS_VALUE, *_COUNTS)
-    sums = aggregate(terms, by, *(nw.col(c).sum() for c in totals))
+    sums = exact_sums(terms, by, totals)
     if bootstrap is None:
         return sums.select(*by, mean, *counts)
     # the queries behind the mean: those whose correspondence is defined

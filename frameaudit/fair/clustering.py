@@ -7,7 +7,7 @@ compared, ``a`` and ``b``; rows of other groups still count in cluster sizes and
 
 With N_{g,c} the members of group g in cluster c, N_c the size of c, N_g and N the totals:
 
-* label metrics (lazy column expressions, one scan and small aggregations):
+* label metrics (lazy column expressions, one aggregation over the rows and small ones):
   :func:`cluster_balance`, :func:`min_cluster_ratio`, :func:`cluster_distribution_tv`,
   :func:`cluster_distribution_kl`; each takes ``per_cluster=True`` for the per-cluster counts,
   shares and representation ratios behind the number;
@@ -47,6 +47,8 @@ from frameaudit._engine import (
     Source,
     align,
     cached,
+    exact_means,
+    exact_sums,
     from_engine,
     group_silhouettes,
     interval,
@@ -57,9 +59,9 @@ from frameaudit._engine import (
 from frameaudit._expr import (
     WHOLE,
     aggregate,
+    hashed_keys,
     nan_to_null,
     null_float,
-    over,
     partitioned,
     safe_div,
 )
@@ -82,6 +84,7 @@ _POINTS = "__fa_n"
 _DEFINED = "__fa_defined"  # clusters whose term is defined
 _SUM_A, _COUNT_A, _SUM_B, _COUNT_B = "__fa_sum_a", "__fa_n_a", "__fa_sum_b", "__fa_n_b"
 _COUNTS = ["n_cluster", "n_a", "n_b"]
+_RESCALE = "distances square the coordinates: rescale the features (the ratios do not change)"
 _KERNEL_WORKAROUND = (
     "select the cluster, group, feature and by columns into a Polars or pandas frame "
     "(DuckDB: relation.pl(); PySpark: df.toPandas()) and call it on that; for large data "
@@ -259,9 +262,12 @@ def _prepare(
     # Row rules on one frame are evaluated together, in one pass over the data.
     checks = [validate.no_nulls(lf, roles)]
     finite = dict(labels)
+    if labels:
+        checks.append(validate.magnitudes(lf, dict(labels), _RESCALE))
     if weight is not None:
         finite[weight] = f"weight={weight!r}"
         checks.append(validate.in_range(lf, weight, "weight", 0, None))
+        checks.append(validate.relative_weights(lf, weight))
     if finite:
         checks.append(validate.finite(lf, finite))
     if point is not None:
@@ -387,7 +393,7 @@ def _over_points(
     estimate): points × replicates pairs, which flow through to the aggregation.
     """
     if prep.resampling is None:
-        return aggregate(points, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
+        return exact_sums(points, [*prep.partition, *keys], sums)
     # every clustering statistic is a ratio of these sums: no normalisation needed
     return prep.resampling.summed(points, prep.partition, keys, sums, normalised=False)
 
@@ -472,35 +478,40 @@ def _label_metric(
     # DuckDB sums are decimals, hence the casts.
     size = nw.Float64 if weight else nw.Int64
     n = nw.col(_POINTS).cast(size)
-    per = aggregate(
+    per = exact_sums(
         counts.with_columns(
-            n.alias(_POINTS),
+            n.alias("n_cluster"),
             ((nw.col(group) == a).cast(size) * n).alias("n_a"),
             ((nw.col(group) == b).cast(size) * n).alias("n_b"),
         ),
         [*prep.estimates, cluster],
-        # Aggregations stay elementary (Dask).
-        nw.col(_POINTS).sum().alias("n_cluster"),
-        nw.col("n_a").sum(),
-        nw.col("n_b").sum(),
+        _COUNTS,
     )
     term, reduction, needed = _LABEL_METRICS[metric]
     derived = list(_SHARES) if per_cluster else needed
     totals = {total for name in derived for total in _SHARES[name][1]}
     if derived:
-        per = per.with_columns(
-            over(_f64(column).sum(), prep.estimates).alias(total)
-            for total, column in _TOTALS.items()
-            if total in totals
-        ).with_columns(_SHARES[name][0]().alias(name) for name in derived)
+        wanted = {total: column for total, column in _TOTALS.items() if total in totals}
+        summed = exact_sums(
+            per.select(*prep.estimates, *(_f64(c).alias(t) for t, c in wanted.items())),
+            prep.estimates,
+            list(wanted),
+        )
+        hashed = hashed_keys(prep.estimates)
+        on: dict[str, Any] = {"on": hashed} if hashed else {"how": "cross"}
+        per = per.join(summed.select(*hashed, *wanted), **on).with_columns(
+            _SHARES[name][0]().alias(name) for name in derived
+        )
     detail = per.with_columns(term().alias(metric))
     if per_cluster:
         sizes = (nw.col(c).cast(size) for c in _COUNTS)
         detail = detail.select(*prep.estimates, cluster, *sizes, *_SHARES, metric)
         return _conclude(prep, detail, metric, [cluster], [*_COUNTS, *_SHARES])
-    value = nw.col(metric).min() if reduction == "min" else nw.col(metric).sum()
-    reductions = [value, nw.col(metric).count().alias(_DEFINED), nw.len().alias(_POINTS)]
-    reduced = aggregate(detail, prep.estimates, *reductions)
+    reductions = [nw.col(metric).count().alias(_DEFINED), nw.len().alias(_POINTS)]
+    if reduction == "min":
+        reduced = aggregate(detail, prep.estimates, nw.col(metric).min(), *reductions)
+    else:
+        reduced = exact_sums(detail, prep.estimates, [metric], *reductions)
     summary = reduced.select(
         *prep.estimates,
         nw.when(nw.col(_DEFINED) < nw.col(_POINTS))
@@ -594,7 +605,8 @@ def cluster_balance(
 
     Notes
     -----
-    One scan (a count per cluster and group) and small aggregations: O(N). With ``ci``, every
+    One aggregation (a count per cluster and group) and small ones: O(N); on a LazyFrame the
+    value checks read the source once more (2 reads at collect). With ``ci``, every
     point is paired with every replicate on its way into the counts: O(N·n_boot), streamed.
     holisticai 1.0.14 returns min(ρ, 1/ρ) instead (with ε = 1e-20 added to the counts); see
     the Differences page. A partition without members of a or b has null ρ for that group
@@ -814,17 +826,16 @@ def _centroids(
     With ``weight=``, the means are weighted (a point of weight k counts as k points).
     """
     if centroids is None and prep.weight is None:
-        means = prep.frame.group_by([*prep.by, cluster]).agg(
-            nw.col(x).mean() for x in prep.features
-        )
+        means = exact_means(prep.frame, [*prep.by, cluster], prep.features)
         return means.select(*prep.by, *prep.features)
     if centroids is None:
         w = prep.point_weight()
-        sums = aggregate(
-            prep.frame.with_columns(*((nw.col(x) * w).alias(x) for x in prep.features)),
+        sums = exact_sums(
+            prep.frame.with_columns(
+                *((nw.col(x) * w).alias(x) for x in prep.features), w.alias("__fa_w")
+            ),
             [*prep.by, cluster],
-            *(nw.col(x).sum() for x in prep.features),
-            w.sum().alias("__fa_w"),
+            [*prep.features, "__fa_w"],
         )
         return sums.select(
             *prep.by, *((nw.col(x) / nw.col("__fa_w")).alias(x) for x in prep.features)
@@ -851,6 +862,7 @@ def _centroids(
             other, {c: f"centroids {p}" for c, p in columns.items() if p != "features"}
         ),
         validate.finite(other, labels),
+        validate.magnitudes(other, labels, _RESCALE),
         validate.unique_within(other, [*prep.by, cluster], "centroids", "one row per cluster"),
     ]
     return other.select(*prep.by, *prep.features)

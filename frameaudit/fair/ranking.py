@@ -56,6 +56,7 @@ from frameaudit._engine import (
     cached,
     count_distinct,
     distinct_sizes,
+    exact_sums,
     frame_from_columns,
     from_engine,
     interval,
@@ -507,7 +508,7 @@ def _over_units(
     the point estimate).
     """
     if prep.resampling is None:
-        return aggregate(frame, [*prep.partition, *keys], *(nw.col(c).sum() for c in sums))
+        return exact_sums(frame, [*prep.partition, *keys], sums)
     # totals (ERBE, IAA, V_g over a mapping's fixed size, the distinct-item sizes) need the
     # replicates normalised to the partition's number of rankings
     return prep.resampling.summed(frame, prep.partition, keys, sums, normalised=True)
@@ -743,26 +744,32 @@ def _combine(
     c = nw.col
     stats = [c("__fa_bad").sum().alias("__fa_bad"), nw.len().alias("__fa_g")]
     columns = [(val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad")]
+    summed = []  # summed exactly (the groups' order changes from run to run)
     if {"MinMaxRatio", "MaxMinRatio", "MaxMinDiff"} & set(combos):
         stats += [val.min().alias("__fa_mn"), val.max().alias("__fa_mx")]
     if "LTwo" in combos:
-        columns.append((val * val).alias("__fa_sq"))
-        stats.append(c("__fa_sq").sum().alias("__fa_sumsq"))
+        columns.append((val * val).alias("__fa_sumsq"))
+        summed.append("__fa_sumsq")
     deviations = bool({"MaxAbsDiff", "MeanAbsDev", "Variance"} & set(combos))
     if deviations:
         # deviations from the partition mean; inf − inf is NaN, which must not be skipped
-        columns.append((val - over(val.mean(), partition)).abs().alias("__fa_dev"))
+        total = per_group.with_columns(val.cast(nw.Float64).alias("__fa_total"))
+        mean = exact_sums(total, partition, ["__fa_total"], val.count().alias("__fa_count"))
+        per_group = per_group.join(
+            mean.select(*partition, (c("__fa_total") / c("__fa_count")).alias("__fa_mean")),
+            on=partition,
+        )
+        columns.append((val - c("__fa_mean")).abs().alias("__fa_devsum"))
         stats += [
             c("__fa_devnan").sum().alias("__fa_devnan"),
-            c("__fa_dev").max().alias("__fa_devmax"),
-            c("__fa_dev").sum().alias("__fa_devsum"),
-            c("__fa_dev2").sum().alias("__fa_dev2sum"),
+            c("__fa_devsum").max().alias("__fa_devmax"),
         ]
+        summed += ["__fa_devsum", "__fa_dev2sum"]
     prepared = per_group.with_columns(*columns)
     if deviations:
         prepared = prepared.with_columns(
-            (c("__fa_dev") * c("__fa_dev")).alias("__fa_dev2"),
-            c("__fa_dev").is_nan().cast(nw.Int64).alias("__fa_devnan"),
+            (c("__fa_devsum") * c("__fa_devsum")).alias("__fa_dev2sum"),
+            c("__fa_devsum").is_nan().cast(nw.Int64).alias("__fa_devnan"),
         )
     formulas = {
         "MinMaxRatio": lambda: safe_div(c("__fa_mn"), c("__fa_mx")),
@@ -778,7 +785,7 @@ def _combine(
     # one small expression per step: narwhals re-evaluates every node of a nested expression
     undefined = (c("__fa_bad") > 0) | (c("__fa_g") < 2)
     return (
-        aggregate(prepared, partition, *stats)
+        exact_sums(prepared, partition, summed, *stats)
         .with_columns(formulas[combo]().alias(combo) for combo in combos)
         .select(
             *partition,
@@ -931,7 +938,10 @@ def exp(
 
     Notes
     -----
-    One scan and two small aggregations; O(n). A group of the mapping with no items has
+    One aggregation over the rows and two small ones; O(n). On a LazyFrame the value checks
+    and the distinct-item counts read the source in passes of their own, each streamed (the
+    rows are never held): a lazy call reads its source 7 times at collect (15 with ``ci``).
+    A group of the mapping with no items has
     V_g = 0 (size > 0). A null V_g (0/0) makes the combined value null, and so does a
     universe of fewer than two groups (nothing is compared).
 
@@ -1742,20 +1752,20 @@ def _ndkl_sums(
         (nw.col("__fa_delta") * nw.col("__fa_term_before")).alias("__fa_delta_h")
     )
     weight = [nw.col(prep.weight).max()] if prep.weight else []
-    sums = [nw.col(c).sum() for c in ("__fa_delta", "__fa_delta_h", *summed)]
-    groups = aggregate(
+    sums = ["__fa_delta", "__fa_delta_h", *summed]
+    groups = exact_sums(
         rows,
         [*prep.rankings, *prep.groups],
+        sums,
         nw.len().cast(nw.Int64).alias("__fa_ngr"),
-        *sums,
         nw.col(_OFF_TARGET).max(),
         *weight,
         *per_group,
     )
-    ranked = aggregate(
+    ranked = exact_sums(
         groups,
         prep.rankings,
-        *sums,
+        sums,
         nw.col(_OFF_TARGET).max(),
         nw.col("__fa_ngr").sum().alias(_RANKINGS),
         *weight,
@@ -1862,11 +1872,8 @@ def iaa(
     if item is not None and prep.rankings != prep.partition:
         # amortized: an item's gaps add up over its rankings before the absolute value
         per_item = _over_units(prep, rows, [item], ["__fa_gap"])
-        result = aggregate(
-            per_item.with_columns(nw.col("__fa_gap").abs()),
-            prep.estimates,
-            nw.col("__fa_gap").sum().alias("iaa"),
-        )
+        absolute = per_item.with_columns(nw.col("__fa_gap").abs())
+        result = exact_sums(absolute, prep.estimates, ["__fa_gap"]).rename({"__fa_gap": "iaa"})
     else:
         # each partition is one ranking (its items are distinct: checked) or each row is its
         # own item: the sum of the rows' absolute gaps

@@ -32,6 +32,8 @@ from frameaudit._engine import (
     Bootstrap,
     Resampling,
     Source,
+    exact_means,
+    exact_sums,
     frame_from_columns,
     from_engine,
     interval,
@@ -130,8 +132,7 @@ class Runs:
         keys = list(keys)
         frame = frame.with_columns(*(expr.alias(name) for name, expr in sums.items()))
         if self.resampling is None:
-            totals = [nw.col(name).sum() for name in sums]
-            return aggregate(frame, [*self.partition, *keys], *totals)
+            return exact_sums(frame, [*self.partition, *keys], list(sums))
         # every repro statistic is a ratio of these counts: they stay exact integers
         return self.resampling.summed(
             self.partitioned(frame), self.partition, keys, list(sums), normalised=False
@@ -374,8 +375,6 @@ def summarize(
     for c in columns:
         value = nw.col(c)
         aggregations += [
-            value.mean().alias(_stat(c, "mean")),
-            value.std(ddof=1).alias(_stat(c, "std")),
             value.min().alias(_stat(c, "min")),
             value.max().alias(_stat(c, "max")),
             value.quantile(0.05, interpolation="linear").alias(_stat(c, "q05")),
@@ -384,7 +383,15 @@ def summarize(
             value.null_count().cast(nw.Int64).alias(_stat(c, "n_undefined")),
             nw.col(_stat(c, "nan")).sum().alias(_stat(c, "nan")),
         ]
-    stats = values.with_columns(*nan_flags).group_by(keys).agg(*aggregations)
+    # the mean and std exact, so that they have the same bits whatever the pairs' order
+    flagged = values.with_columns(*nan_flags)
+    stats = exact_means(flagged, keys, columns, *aggregations, spread=True).rename(
+        {
+            name: _stat(c, stat)
+            for c in columns
+            for name, stat in ((c, "mean"), (f"{c}__std", "std"))
+        }
+    )
     # Polars' min/max skip NaN and engines disagree on where quantiles put it
     nan = float("nan")
     return stats.select(
@@ -467,7 +474,7 @@ def summaries(
         if long:
             return long_summary(stats, runs.by, columns, runs.source)
         return one_summary(stats, runs.by, columns[0])
-    means = aggregate(pair_values_of(runs), runs.estimates, *(nw.col(c).mean() for c in columns))
+    means = exact_means(pair_values_of(runs), runs.estimates, columns)
     if long:
         shown = long_summary(stats, runs.partition, columns, runs.source)
         keys, headline = [*runs.partition, "metric"], "mean"

@@ -30,7 +30,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._docs import shared_docs
-from frameaudit._engine import cached, frame_from_columns
+from frameaudit._engine import cached, exact_sums, frame_from_columns
 from frameaudit._expr import aggregate, null_float, over, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._roles import Names
@@ -129,30 +129,28 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
         _ERRORS_A: is_a & wrong,
         _ERRORS_B: ~is_a & wrong,
     }
-    by_class = aggregate(
+    by_class = exact_sums(
         on_sides.with_columns(
             *(nw.when(side).then(count).otherwise(zero).alias(name) for name, side in split.items())
         ),
         [*keys, PRED],
-        *(nw.col(name).sum() for name in split),
+        list(split),
     )
     m_a, m_b = nw.col(_PREDICTED_A), nw.col(_PREDICTED_B)
     predicts = {_CLASSES_A: m_a > 0, _CLASSES_B: m_b > 0}
-    pairs = aggregate(
+    pairs = exact_sums(
         by_class.with_columns(
             *(nw.when(has).then(1).otherwise(0).alias(name) for name, has in predicts.items()),
             (m_a * m_b).alias(_CHANCE),
+            m_a.alias(_SAMPLES),
         ),
         keys,
-        m_a.sum().alias(_SAMPLES),
-        nw.col(_ERRORS_A).sum(),
-        nw.col(_ERRORS_B).sum(),
+        [_SAMPLES, _ERRORS_A, _ERRORS_B, _CHANCE],
         *(nw.col(name).sum().cast(nw.Int64) for name in predicts),
-        nw.col(_CHANCE).sum(),
     )
     both = cached(_both_wrong(runs, by_class=cells))
-    joint = aggregate(
-        both, keys, nw.col(_COUNT).sum().alias(_BOTH_WRONG), nw.col(_SAME_WRONG).sum()
+    joint = exact_sums(
+        both.with_columns(nw.col(_COUNT).alias(_BOTH_WRONG)), keys, [_BOTH_WRONG, _SAME_WRONG]
     )
     counts = [_BOTH_WRONG, _SAME_WRONG]
     pairs = pairs.join(joint, on=keys, how="left")
@@ -309,7 +307,7 @@ def _cells(runs: Runs, on_sides: nw.LazyFrame[Any], both: nw.LazyFrame[Any]) -> 
         (TARGET, _PRED_B, -1, None),
         (TARGET, TARGET, 1, None),
     ]
-    observed = aggregate(
+    observed = exact_sums(
         nw.concat(
             [
                 _moved(runs, on_sides, keys, moves_of_runs, [_COUNT]),
@@ -317,7 +315,7 @@ def _cells(runs: Runs, on_sides: nw.LazyFrame[Any], both: nw.LazyFrame[Any]) -> 
             ]
         ),
         [*keys, _CELL_A, _CELL_B],
-        nw.col(_COUNT).sum(),
+        [_COUNT],
     ).filter(nw.col(_COUNT) > 0)
     count = nw.col(_COUNT).cast(nw.Float64)
     margins = observed.with_columns(
@@ -325,9 +323,7 @@ def _cells(runs: Runs, on_sides: nw.LazyFrame[Any], both: nw.LazyFrame[Any]) -> 
         over(count.sum(), [*keys, _CELL_B]).alias(_PREDICTED_B),
     )
     share = count * count / (nw.col(_PREDICTED_A) * nw.col(_PREDICTED_B))
-    return aggregate(
-        margins.with_columns(share.alias(_CELL_SHARE)), keys, nw.col(_CELL_SHARE).sum()
-    )
+    return exact_sums(margins.with_columns(share.alias(_CELL_SHARE)), keys, [_CELL_SHARE])
 
 
 def _values(empty_union: EmptyUnion) -> dict[str, nw.Expr]:
