@@ -91,7 +91,8 @@ def main() -> None:
         frame = pl.DataFrame({"g": g, "x": x})
         order = np.argsort(g, kind="stable")
         bounds = np.searchsorted(g[order], np.arange(groups + 1))
-        fsum = np.array([math.fsum(x[order][bounds[i] : bounds[i + 1]]) for i in range(groups)])
+        ordered = x[order]
+        fsum = np.array([math.fsum(ordered[bounds[i] : bounds[i + 1]]) for i in range(groups)])
         for engine, pair in queries(frame).items():
             seconds = {name: best(fn) for name, fn in pair.items()}
             distinct = {
