@@ -56,6 +56,7 @@ from frameaudit._engine import (
     cached,
     count_distinct,
     distinct_sizes,
+    exact_means,
     exact_sums,
     frame_from_columns,
     from_engine,
@@ -758,12 +759,8 @@ def _combine(
     deviations = bool({"MaxAbsDiff", "MeanAbsDev", "Variance"} & set(combos))
     if deviations:
         # deviations from the partition mean; inf − inf is NaN, which must not be skipped
-        total = per_group.with_columns(val.cast(nw.Float64).alias("__fa_total"))
-        mean = exact_sums(total, partition, ["__fa_total"], val.count().alias("__fa_count"))
-        per_group = per_group.join(
-            mean.select(*partition, (c("__fa_total") / c("__fa_count")).alias("__fa_mean")),
-            on=partition,
-        )
+        mean = exact_means(per_group.with_columns(val.alias("__fa_mean")), partition, ["__fa_mean"])
+        per_group = per_group.join(mean.select(*partition, "__fa_mean"), on=partition)
         columns.append((val - c("__fa_mean")).abs().alias("__fa_devsum"))
         stats += [
             c("__fa_devnan").sum().alias("__fa_devnan"),
