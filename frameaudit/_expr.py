@@ -12,6 +12,7 @@ __all__ = [
     "aggregate",
     "discount",
     "hashed_keys",
+    "joined_on",
     "log1p",
     "nan_to_null",
     "null_float",
@@ -31,6 +32,18 @@ below never hash it: grouping by a constant costs a third of a grouped pass on 1
 def hashed_keys(keys: Sequence[str]) -> list[str]:
     """The keys that need grouping: all but the constant :data:`WHOLE`."""
     return [k for k in keys if k != WHOLE]
+
+
+def joined_on(
+    left: nw.LazyFrame[Any], right: nw.LazyFrame[Any], keys: Sequence[str]
+) -> nw.LazyFrame[Any]:
+    """``left`` inner-joined with ``right`` on ``keys`` (the constant :data:`WHOLE` aside).
+
+    With no key left, each row of ``left`` meets every row of ``right`` (a cross join; ``right``
+    is then one row per partition of a call without ``by=``).
+    """
+    hashed = hashed_keys(keys)
+    return left.join(right, on=hashed) if hashed else left.join(right, how="cross")
 
 
 def aggregate(

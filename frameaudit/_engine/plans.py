@@ -17,7 +17,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit._engine.text import duckdb_name, spark_name
-from frameaudit._expr import aggregate, hashed_keys
+from frameaudit._expr import aggregate, hashed_keys, joined_on
 
 __all__ = [
     "cached",
@@ -422,8 +422,7 @@ def exact_means(
         return means.drop(*(f"__fa_n{i}" for i in range(len(columns))))
     hashed = hashed_keys(keys)
     centre = means.select(*hashed, *(nw.col(c).alias(f"__fa_m{i}") for i, c in enumerate(columns)))
-    how: dict[str, Any] = {"on": hashed} if hashed else {"how": "cross"}
-    squares = floats.join(centre, **how).select(
+    squares = joined_on(floats, centre, hashed).select(
         *keys,
         *(
             ((nw.col(c) - nw.col(f"__fa_m{i}")) ** 2).alias(f"{c}__std")
@@ -433,7 +432,7 @@ def exact_means(
     spreads = exact_sums(squares, keys, [f"{c}__std" for c in columns])
     spreads = spreads.select(*hashed, *(f"{c}__std" for c in columns))
     return (
-        means.join(spreads, **how)
+        joined_on(means, spreads, hashed)
         .with_columns(
             nw.when(nw.col(f"__fa_n{i}") > 1)
             .then((nw.col(f"{c}__std") / (nw.col(f"__fa_n{i}") - 1)).sqrt())

@@ -38,7 +38,15 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source, frame_from_columns
 from frameaudit._engine.plans import cached, exact_sums, join_small
-from frameaudit._expr import WHOLE, aggregate, hashed_keys, null_float, over, partitioned
+from frameaudit._expr import (
+    WHOLE,
+    aggregate,
+    hashed_keys,
+    joined_on,
+    null_float,
+    over,
+    partitioned,
+)
 
 __all__ = [
     "COUNT",
@@ -260,8 +268,7 @@ class Resampling:
         if normalised:
             if cells:
                 first = aggregate(labels, parts, nw.col(_KEY).min())
-                how: dict[str, Any] = {"on": parts} if parts else {"how": "cross"}
-                markers = self.indexed.join(first, **how)
+                markers = joined_on(self.indexed, first, parts)
             else:
                 markers = self.indexed.with_columns(nw.lit(0, dtype=nw.Int64).alias(_KEY))
             markers = markers.select(
@@ -297,7 +304,7 @@ class Resampling:
         summed = cached(summed)  # read by the unit counts too
         drawn = aggregate(summed, [*parts, REPLICATE], nw.col(_DRAWN).sum())
         every = drawn.filter(nw.col(REPLICATE) == POINT).select(*parts, nw.col(_DRAWN).alias(_ALL))
-        drawn = drawn.join(every, **({"on": parts} if parts else {"how": "cross"}))
+        drawn = joined_on(drawn, every, parts)
         scale = nw.col(_ALL).cast(nw.Float64) / nw.col(_DRAWN).cast(nw.Float64)
         scaled = summed.drop(_DRAWN).join(
             drawn.select(*parts, REPLICATE, scale.alias(_SCALE)), on=[*parts, REPLICATE]

@@ -60,6 +60,7 @@ from frameaudit._expr import (
     WHOLE,
     aggregate,
     hashed_keys,
+    joined_on,
     nan_to_null,
     null_float,
     partitioned,
@@ -498,8 +499,7 @@ def _label_metric(
             list(wanted),
         )
         hashed = hashed_keys(prep.estimates)
-        on: dict[str, Any] = {"on": hashed} if hashed else {"how": "cross"}
-        per = per.join(summed.select(*hashed, *wanted), **on).with_columns(
+        per = joined_on(per, summed.select(*hashed, *wanted), hashed).with_columns(
             _SHARES[name][0]().alias(name) for name in derived
         )
     detail = per.with_columns(term().alias(metric))
