@@ -6,6 +6,8 @@ DataFrame, Polars LazyFrame and pandas DataFrame, and ``.explain`` (the same as 
 Polars DataFrame and pandas DataFrame — Polars' own ``LazyFrame.explain()`` keeps its name. The
 functional API (``frameaudit.fair.exp(frame, ...)``, :mod:`frameaudit.repro`,
 :mod:`frameaudit.explain`) is the real entry point and accepts every supported frame kind.
+:func:`metrics` lists every function of the families with what the reports need to know of it
+(its kind, resampling unit, best value and range).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from frameaudit import datasets, explain, fair, repro
 from frameaudit._accessors import register_namespaces
+from frameaudit._registry import Metric, metrics
 from frameaudit.exceptions import (
     ColumnNotFoundError,
     FrameAuditError,
@@ -33,10 +36,12 @@ __all__ = [
     "InvalidDtypeError",
     "InvalidParameterError",
     "InvalidValueError",
+    "Metric",
     "UnsupportedBackendError",
     "datasets",
     "explain",
     "fair",
+    "metrics",
     "report",
     "repro",
 ]

@@ -58,6 +58,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
+from tests.calls import entries
 
 Outcome = pl.DataFrame | BaseException
 
@@ -321,7 +322,7 @@ def _ranking_specs() -> list[Spec]:
             options=more.pop("options", COMBO_OPTIONS),
         )
 
-    plain = [spec(name) for name in ("exp", "awrf", "erbe", "erbp", "arp")]
+    plain = [spec(m.name) for m in entries("ranking", "group", relevance=False)]
     iaa_roles = {p: r for p, r in RANK_ROLES.items() if p != "group"} | {"relevance": Role()}
     return [
         *plain,

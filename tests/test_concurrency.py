@@ -31,6 +31,7 @@ from polars.testing import assert_frame_equal
 
 import frameaudit as fa
 from frameaudit import datasets
+from tests.calls import arguments
 
 THREADS = 4
 MIN_CALLS = 40
@@ -58,17 +59,9 @@ def _ranking() -> list[Case]:
     )
     roles = {"ranking": "ranking", "item": "item"}
     options: dict[str, dict[str, Any]] = {
-        "exp": {},
-        "expu": {},
-        "expru": {},
-        "awrf": {"p": 0.3},
-        "erbe": {"decay": 0.7},
-        "erbp": {"decay": 0.7},
-        "erbr": {"relevance": "relevant", "decay": 0.7},
-        "arp": {},
-        "ndkl": {"by": "ranking"},
-        "iaa": {},
+        m.name: arguments(m, p=0.3, decay=0.7) for m in fa.metrics("ranking", "group", "single")
     }
+    options["ndkl"] |= {"by": "ranking"}
     return [
         (name, (df,), lambda f, name=name, o=o: getattr(fa.fair, name)(f, **roles, **o))
         for name, o in options.items()

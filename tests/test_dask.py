@@ -11,6 +11,7 @@ from conftest import assert_frame_close, to_polars
 
 import frameaudit as fa
 from frameaudit import UnsupportedBackendError
+from tests.calls import arguments
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -26,16 +27,26 @@ def log() -> pl.DataFrame:
     )
 
 
+_TURNS: tuple[dict[str, Any], ...] = (
+    {"item": "item", "combo": None},
+    {"combo": "MaxAbsDiff"},
+    {"by": "ranking", "combo": "Variance"},
+    {"item": "item", "combo": "LTwo"},
+)
+
+
+def _turn(i: int, grouped: bool) -> dict[str, Any]:
+    """The ``i``-th call's roles and combo (none for a single-number metric)."""
+    turn = dict(_TURNS[i % len(_TURNS)])
+    return turn if grouped else {k: v for k, v in turn.items() if k != "combo"}
+
+
+# every ranking metric without an ordered window (not ARP, NDKL), each with its options and a
+# combo in turn, by ranking or over items in turn
 CASES: list[tuple[str, dict[str, Any]]] = [
-    ("exp", {"item": "item", "combo": None}),
-    ("exp", {"item": "item", "combo": "MaxAbsDiff"}),
-    ("expu", {"combo": "Variance"}),
-    ("expru", {"by": "ranking"}),
-    ("awrf", {"p": 0.3, "size": "rows"}),
-    ("erbe", {"decay": 0.6, "combo": "LTwo"}),
-    ("erbp", {"decay": 0.6, "item": "item"}),
-    ("erbr", {"relevance": "relevant", "combo": "MeanAbsDev"}),
-    ("iaa", {"item": "item"}),
+    (m.name, arguments(m, p=0.3, decay=0.6, size="rows") | _turn(i, m.kind == "group"))
+    for i, m in enumerate(fa.metrics("ranking", "group", "single"))
+    if m.name not in ("arp", "ndkl")
 ]
 
 

@@ -31,6 +31,7 @@ NARWHALS_ONLY = (
     "frameaudit._validate",
     "frameaudit._roles",
     "frameaudit._params",
+    "frameaudit._registry",
     "frameaudit._expr",
     "frameaudit._docs",
 )
@@ -47,7 +48,7 @@ LAYERS = (
     ("frameaudit._engine.kernels",),
     ("frameaudit._engine",),
     ("frameaudit._validate", "frameaudit._params"),
-    ("frameaudit._roles",),
+    ("frameaudit._roles", "frameaudit._registry"),
     ("frameaudit.fair", "frameaudit.repro", "frameaudit.explain"),
     ("frameaudit",),  # the faces: accessors, report, compat, cli, datasets, the package itself
 )

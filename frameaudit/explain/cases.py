@@ -27,6 +27,7 @@ from frameaudit._engine import (
     require_kernel_engine,
 )
 from frameaudit._params import Choice, Flag, Integer, Optional, constraints
+from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
@@ -36,6 +37,7 @@ __all__ = ["euclidean_distance", "nearest_cases"]
 _WORKAROUND = "collect the feature, label and id columns of both frames into Polars first"
 
 
+@registered("explain", "table")
 @constraints(k=Integer(1), standardize=Flag(), exclude_self=Flag(), progress=Optional(Flag()))
 def nearest_cases(
     train: Any,

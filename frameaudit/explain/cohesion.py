@@ -54,6 +54,7 @@ from frameaudit._engine import (
 )
 from frameaudit._expr import aggregate, null_float, over
 from frameaudit._params import Choice, Flag, Integer, Optional, Real, constraints
+from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidParameterError
 
@@ -488,6 +489,7 @@ def _finish(
     return from_engine(result, pairs.source, sort_by=pairs.by, checks=checks)
 
 
+@registered("explain", "single", best="1 = most cohesive (order as overall)", range="[0, 1]")
 @constraints(k=Optional(Integer(1)), per_group=Flag(), ci=_NO_INTERVAL)
 def position_parity(
     frame: Any,
@@ -611,6 +613,9 @@ def position_parity(
     return _finish(pairs, result, checks, "position_parity", per_group, nullable=False)
 
 
+@registered(
+    "explain", "single", best="1 = most cohesive (top-k or top set as overall)", range="[0, 1]"
+)
 @constraints(
     k=Optional(Integer(1)),
     per_group=Flag(),

@@ -36,6 +36,7 @@ from frameaudit._engine import (
 )
 from frameaudit._expr import null_float, safe_div
 from frameaudit._params import UNCERTAINTY, Flag, Real, constraints
+from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
@@ -184,6 +185,13 @@ def _check_comparable(lf: nw.LazyFrame[Any], label: str, predicted: str) -> None
         raise InvalidDtypeError(msg)
 
 
+@registered(
+    "explain",
+    "single",
+    unit=UNITS,
+    best="higher is better (1 = all neighbours agree)",
+    range="[0, 1]",
+)
 @constraints(weighted=Flag(), high=Real(0.0, 1.0), medium=Real(0.0, 1.0), **UNCERTAINTY)
 @shared_docs(uncertainty=_QUERY_UNCERTAINTY)
 def correspondence(

@@ -14,6 +14,7 @@ from frameaudit.fair.clustering import (
     social_fairness_ratio,
 )
 from frameaudit.fair.ranking import (
+    COMBO_BEST,
     COMBOS,
     Combo,
     arp,
@@ -31,6 +32,7 @@ from frameaudit.fair.ranking import (
 
 __all__ = [
     "COMBOS",
+    "COMBO_BEST",
     "Combo",
     "arp",
     "awrf",

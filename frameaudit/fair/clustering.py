@@ -67,6 +67,7 @@ from frameaudit._expr import (
     safe_div,
 )
 from frameaudit._params import UNCERTAINTY, Flag, Integer, Optional, constraints
+from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
@@ -540,6 +541,14 @@ _EXAMPLE_CLUSTERING = """\
 ... })"""
 
 
+@registered(
+    "clustering",
+    "clusters",
+    unit=UNITS,
+    best="1 = parity (every cluster mirrors the data)",
+    range="[0, 1]",
+    worst="low",
+)
 @constraints(per_cluster=Flag(), **UNCERTAINTY)
 @shared_docs(uncertainty=_POINT_UNCERTAINTY, example_clustering=_EXAMPLE_CLUSTERING)
 def cluster_balance(
@@ -648,6 +657,14 @@ def cluster_balance(
     )
 
 
+@registered(
+    "clustering",
+    "clusters",
+    unit=UNITS,
+    best="1 = parity for equal groups (else N_a/N_b)",
+    range="[0, inf]",
+    worst="low",
+)
 @constraints(per_cluster=Flag(), **UNCERTAINTY)
 @shared_docs(example_clustering=_EXAMPLE_CLUSTERING)
 def min_cluster_ratio(
@@ -706,6 +723,7 @@ def min_cluster_ratio(
     )
 
 
+@registered("clustering", "clusters", unit=UNITS, best="0 = parity", range="[0, 1]", worst="high")
 @constraints(per_cluster=Flag(), **UNCERTAINTY)
 @shared_docs(example_clustering=_EXAMPLE_CLUSTERING)
 def cluster_distribution_tv(
@@ -761,6 +779,14 @@ def cluster_distribution_tv(
     )
 
 
+@registered(
+    "clustering",
+    "clusters",
+    unit=UNITS,
+    best="0 = parity (in nats)",
+    range="[0, inf]",
+    worst="high",
+)
 @constraints(per_cluster=Flag(), **UNCERTAINTY)
 @shared_docs(example_clustering=_EXAMPLE_CLUSTERING)
 def cluster_distribution_kl(
@@ -932,6 +958,14 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     return estimates.join(stats, on=prep.estimates, how="left")
 
 
+@registered(
+    "clustering",
+    "single",
+    unit=UNITS,
+    best="1 = parity (below 1: a closer to the centroids)",
+    range="[0, inf]",
+    roles={"features": "features"},
+)
 @constraints(**UNCERTAINTY)
 def social_fairness_ratio(
     frame: Any,
@@ -1110,6 +1144,14 @@ def _refuse_resampling(ci: float | None, weight: str | None) -> None:
         raise InvalidParameterError(msg)
 
 
+@registered(
+    "clustering",
+    "single",
+    best="0 = parity (above 0: a's points worse clustered)",
+    range="[-2, 2]",
+    roles={"features": "features"},
+    note="(and no weight=, on an in-memory engine)",
+)
 @constraints(
     sample=Optional(Integer(2)),
     seed=Integer(0, 2**64 - 1),

@@ -83,11 +83,13 @@ from frameaudit._expr import (
     safe_div,
 )
 from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, Several, constraints
+from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
     "COMBOS",
+    "COMBO_BEST",
     "Combo",
     "Combos",
     "arp",
@@ -109,6 +111,16 @@ Combo = Literal[
 COMBOS: tuple[Combo, ...] = get_args(Combo)
 Combos = Combo | Sequence[Combo]
 """A combo, or several: the output then has one row per combo, named in its ``combo`` column."""
+COMBO_BEST: dict[Combo, tuple[str, str]] = {
+    "MinMaxRatio": ("1 = parity", "[0, 1]"),
+    "MaxMinRatio": ("1 = parity", "[1, inf]"),
+    "MaxMinDiff": ("0 = parity", "[0, inf)"),
+    "MaxAbsDiff": ("0 = parity", "[0, inf)"),
+    "MeanAbsDev": ("0 = parity", "[0, inf)"),
+    "LTwo": ("no parity value (squared length of V)", "[0, inf)"),
+    "Variance": ("0 = parity", "[0, inf)"),
+}
+"""What fair looks like under each combo, and the combo's range (the group values V_g ≥ 0)."""
 COMBO = "combo"
 
 GroupMapping = Mapping[Any, Any] | Any
@@ -864,6 +876,7 @@ def _pooled_metric(
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
+@registered("ranking", "group", unit=UNITS, options=("size",))
 @constraints(combo=_COMBOS, size=Optional(Choice(SIZES)), **UNCERTAINTY)
 @shared_docs(uncertainty=_RANKING_UNCERTAINTY)
 def exp(
@@ -984,6 +997,7 @@ def exp(
     )
 
 
+@registered("ranking", "group", unit=UNITS, roles={"relevance": "relevance"})
 @constraints(combo=_COMBOS, **UNCERTAINTY)
 def expu(
     frame: Any,
@@ -1037,6 +1051,7 @@ def expu(
     )
 
 
+@registered("ranking", "group", unit=UNITS, roles={"relevance": "relevance", "ctr": "ctr"})
 @constraints(combo=_COMBOS, **UNCERTAINTY)
 def expru(
     frame: Any,
@@ -1090,6 +1105,7 @@ def expru(
     )
 
 
+@registered("ranking", "group", unit=UNITS, options=("p", "size"))
 @constraints(
     p=Real(0.0, 1.0, low_open=True),
     combo=_COMBOS,
@@ -1156,6 +1172,7 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
     return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
 
 
+@registered("ranking", "group", unit=UNITS, options=("decay",))
 @constraints(decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY)
 def erbe(
     frame: Any,
@@ -1206,6 +1223,7 @@ def erbe(
     )
 
 
+@registered("ranking", "group", unit=UNITS, options=("decay", "size"))
 @constraints(
     decay=Real(0.0, 1.0, high_open=True),
     combo=_COMBOS,
@@ -1263,6 +1281,14 @@ def erbp(
     )
 
 
+@registered(
+    "ranking",
+    "group",
+    unit=UNITS,
+    roles={"relevance": "relevant"},
+    options=("decay",),
+    note="(binary relevance)",
+)
 @constraints(decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY)
 def erbr(
     frame: Any,
@@ -1323,6 +1349,7 @@ def _with_order(prep: _Prepared, metric: str) -> nw.LazyFrame[Any]:
     return prep.frame.with_columns(order_within(prep.frame, prep.rank, prep.rankings).alias(_ORDER))
 
 
+@registered("ranking", "group", unit=UNITS)
 @constraints(combo=_COMBOS, **UNCERTAINTY)
 def arp(
     frame: Any,
@@ -1430,6 +1457,13 @@ def _arp_per_ranking(
     )
 
 
+@registered(
+    "ranking",
+    "single",
+    unit=UNITS,
+    best="lower is better (0 = top prefixes mirror the groups)",
+    range="[0, inf)",
+)
 @constraints(**UNCERTAINTY)
 def ndkl(
     frame: Any,
@@ -1822,6 +1856,14 @@ def _ndkl_step(count: nw.Expr, order: nw.Expr, share: nw.Expr) -> nw.Expr:
     return nw.when(share > 0).then(step).otherwise(nw.lit(0.0))
 
 
+@registered(
+    "ranking",
+    "single",
+    unit=UNITS,
+    best="lower is better (0 = attention equals relevance)",
+    range="[0, inf)",
+    roles={"relevance": "relevance"},
+)
 @constraints(**UNCERTAINTY)
 def iaa(
     frame: Any,

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from frameaudit.report._clustering import clustering
 from frameaudit.report._explain import explain
-from frameaudit.report._ranking import DIRECTIONS, GROUP_METRICS, ranking
+from frameaudit.report._ranking import ranking
 from frameaudit.report._report import Report, json_schema, write_atomically
 from frameaudit.report._repro import repro
 
 __all__ = [
-    "DIRECTIONS",
-    "GROUP_METRICS",
     "Report",
     "clustering",
     "explain",

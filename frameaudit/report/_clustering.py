@@ -8,13 +8,14 @@ from typing import Any
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._registry import metrics
 from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import UnsupportedBackendError
 from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 
-__all__ = ["CLUSTER_METRICS", "LAYOUT", "charts", "clustering"]
+__all__ = ["LAYOUT", "charts", "clustering"]
 
 LAYOUT = Layout(
     per_group="Per cluster (n: the cluster's points of groups a and b)",
@@ -23,29 +24,8 @@ LAYOUT = Layout(
     rows="clusters",
     shown={"composition": "Composition (share: the cluster's part of the group's points)"},
     lead=("cluster_balance", None),
-    needs={
-        "social_fairness_ratio": "features=",
-        "silhouette_difference": "features= (and no weight=, on an in-memory engine)",
-    },
+    needs={m.name: m.needs for m in metrics("clustering") if m.needs},
 )
-
-# what fair looks like and the range, from each metric function's docstring
-_DIRECTIONS: dict[str, tuple[str, str]] = {
-    "cluster_balance": ("1 = parity (every cluster mirrors the data)", "[0, 1]"),
-    "min_cluster_ratio": ("1 = parity for equal groups (else N_a/N_b)", "[0, inf]"),
-    "cluster_distribution_tv": ("0 = parity", "[0, 1]"),
-    "cluster_distribution_kl": ("0 = parity (in nats)", "[0, inf]"),
-    "social_fairness_ratio": ("1 = parity (below 1: a closer to the centroids)", "[0, inf]"),
-    "silhouette_difference": ("0 = parity (above 0: a's points worse clustered)", "[-2, 2]"),
-}
-CLUSTER_METRICS: dict[str, bool] = {
-    "cluster_balance": True,
-    "min_cluster_ratio": True,
-    "cluster_distribution_tv": False,
-    "cluster_distribution_kl": False,
-}
-"""The label metrics in report order, each with whether its lowest cluster term is the worst
-(else its largest)."""
 
 
 def clustering(
@@ -126,11 +106,12 @@ def clustering(
     roles: dict[str, Any] = {"cluster": cluster, "group": group, "a": a, "b": b}
     resampling: dict[str, Any] = {"point": point, "weight": weight}
     boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
+    labels = [m.name for m in metrics("clustering", "clusters")]
     details = {
         name: _tables.eager(
             getattr(fair, name)(frame, **roles, **resampling, **boot, per_cluster=True)
         )
-        for name in CLUSTER_METRICS
+        for name in labels
     }
     first = details["cluster_balance"]
     n = (pl.col("n_a") + pl.col("n_b")).alias("n")
@@ -144,7 +125,7 @@ def clustering(
         )
     summary = [
         _row(name, _tables.eager(getattr(fair, name)(frame, **roles, **resampling, **boot)), ci)
-        for name in CLUSTER_METRICS
+        for name in labels
     ]
     notes = [
         "Each cluster's balance is min(ρ_a, ρ_b), ρ_g the cluster's share of group g over g's "
@@ -162,7 +143,10 @@ def clustering(
             summary.append(_row("silhouette_difference", silhouette, None))
         if note:
             notes.append(note)
-    worst = [_worst_cluster(per_group, cluster, name, low) for name, low in CLUSTER_METRICS.items()]
+    worst = [
+        _worst_cluster(per_group, cluster, m.name, m.worst == "low")
+        for m in metrics("clustering", "clusters")
+    ]
     return Report(
         family="clustering",
         title=f"Clustering-fairness report: {group} {a!s} vs {b!s} over {cluster}",
@@ -230,7 +214,7 @@ def _row(metric: str, result: pl.DataFrame, ci: float | None) -> dict[str, Any]:
         }
     value = result[metric].item()
     return _tables.summary_row(
-        metric, None, value, _DIRECTIONS[metric], unit=LAYOUT.unit, ci=ci, interval=interval
+        metric, None, value, _tables.direction(metric), unit=LAYOUT.unit, ci=ci, interval=interval
     )
 
 

@@ -16,7 +16,7 @@ from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 
-__all__ = ["BANDS", "COHESION", "DIRECTIONS", "LAYOUT", "charts", "explain"]
+__all__ = ["BANDS", "COHESION", "LAYOUT", "charts", "explain"]
 
 LAYOUT = Layout(
     per_group=(
@@ -36,13 +36,19 @@ LAYOUT = Layout(
     },
 )
 
-DIRECTIONS: dict[str, tuple[str, str]] = {
-    "correspondence": ("higher is better (1 = all neighbours agree)", "[0, 1]"),
+# the report's rows that are not a registered metric's (a share of one, a method of one)
+_DERIVED: dict[str, tuple[str, str]] = {
     "low_share": ("lower is better (0 = no query in the low band)", "[0, 1]"),
-    "position_parity": ("1 = most cohesive (order as overall)", "[0, 1]"),
     "rank_alignment_topk": ("1 = most cohesive (top-k as overall)", "[0, 1]"),
     "rank_alignment_alpha_jaccard": ("1 = most cohesive (top set as overall)", "[0, 1]"),
 }
+
+
+def _direction(row: str) -> tuple[str, str]:
+    """What the best value of a summary row means, and its range."""
+    return _DERIVED[row] if row in _DERIVED else _tables.direction(row)
+
+
 BANDS = ("low", "medium", "high")
 """The correspondence bands, least supported first."""
 COHESION = ("position_parity", "rank_alignment_topk", "rank_alignment_alpha_jaccard")
@@ -181,7 +187,7 @@ def explain(
             alpha,
         )
         summary += [
-            _tables.summary_row(metric, None, value, DIRECTIONS[metric], unit=LAYOUT.unit, ci=ci)
+            _tables.summary_row(metric, None, value, _direction(metric), unit=LAYOUT.unit, ci=ci)
             for metric, value in means.items()
         ]
         tables["cohesion"] = cohesion
@@ -267,13 +273,13 @@ def _overall(
             "correspondence",
             None,
             row["correspondence"],
-            DIRECTIONS["correspondence"],
+            _direction("correspondence"),
             unit=LAYOUT.unit,
             ci=ci,
             interval=interval,
         ),
         _tables.summary_row(
-            "low_share", None, low_share, DIRECTIONS["low_share"], unit=LAYOUT.unit, ci=ci
+            "low_share", None, low_share, _direction("low_share"), unit=LAYOUT.unit, ci=ci
         ),
     ]
 

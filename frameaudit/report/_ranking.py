@@ -9,49 +9,21 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._registry import entry, metrics
 from frameaudit.fair.ranking import Size
 from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 
-__all__ = ["DIRECTIONS", "GROUP_METRICS", "LAYOUT", "charts", "ranking"]
+__all__ = ["LAYOUT", "charts", "ranking"]
 
 LAYOUT = Layout(
     per_group="Per group (n: the group size)",
     worst="Furthest from parity (reference: the groups' mean; for NDKL, 0)",
     unit="rankings",
     lead=("exp", "MinMaxRatio"),
-    needs={
-        "expu": "relevance=",
-        "expru": "relevance= and ctr=",
-        "erbr": "relevant= (binary relevance)",
-        "iaa": "relevance=",
-    },
+    needs={m.name: m.needs for m in metrics("ranking") if m.needs},
 )
-
-# what fair looks like under each combo, and the combo's range (V_g ≥ 0)
-DIRECTIONS: dict[str, tuple[str, str]] = {
-    "MinMaxRatio": ("1 = parity", "[0, 1]"),
-    "MaxMinRatio": ("1 = parity", "[1, inf]"),
-    "MaxMinDiff": ("0 = parity", "[0, inf)"),
-    "MaxAbsDiff": ("0 = parity", "[0, inf)"),
-    "MeanAbsDev": ("0 = parity", "[0, inf)"),
-    "LTwo": ("no parity value (squared length of V)", "[0, inf)"),
-    "Variance": ("0 = parity", "[0, inf)"),
-    "ndkl": ("lower is better (0 = top prefixes mirror the groups)", "[0, inf)"),
-    "iaa": ("lower is better (0 = attention equals relevance)", "[0, inf)"),
-}
-GROUP_METRICS: dict[str, dict[str, str]] = {
-    "exp": {},
-    "expu": {"relevance": "relevance"},
-    "expru": {"relevance": "relevance", "ctr": "ctr"},
-    "awrf": {"p": "p"},
-    "erbe": {"decay": "decay"},
-    "erbp": {"decay": "decay"},
-    "erbr": {"relevance": "relevant", "decay": "decay"},
-    "arp": {},
-}
-"""The group metrics in report order: each metric's options and the report parameter giving it."""
 # positions are pooled in buckets for the position chart: 1, 2, 3, 4–5, 6–10, ..., 101+
 _EDGES = (1, 2, 3, 5, 10, 20, 50, 100)
 _BUCKETS = ("1", "2", "3", "4–5", "6–10", "11–20", "21–50", "51–100", "101+")
@@ -148,19 +120,26 @@ def ranking(
     roles = {"rank": rank, "group": group, "ranking": ranking, "item": item, "groups": groups}
     roles |= {"universe": universe, "by": by, "weight": weight}
     boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
-    given = {"relevance": relevance, "ctr": ctr, "relevant": relevant, "p": p, "decay": decay}
+    given = {
+        "relevance": relevance,
+        "ctr": ctr,
+        "relevant": relevant,
+        "p": p,
+        "decay": decay,
+        "size": size,
+    }
+    group_metrics = metrics("ranking", "group")
     per_group: pl.DataFrame | None = None
     summary: list[pl.DataFrame] = []
     worst: list[dict[str, Any]] = []
-    with _tables.progress(len(GROUP_METRICS) + 3, "ranking report") as step:
-        for name, needs in GROUP_METRICS.items():
-            if any(given[source] is None for source in needs.values()):
+    with _tables.progress(len(group_metrics) + 3, "ranking report") as step:
+        for entry in group_metrics:
+            name, metric = entry.name, entry.function
+            if any(given[source] is None for source in entry.roles.values()):
                 step()
                 continue  # a column the metric needs was not given
-            extra = {option: given[source] for option, source in needs.items()}
-            if name in _SIZED:
-                extra["size"] = size
-            metric = getattr(fair, name)
+            extra = {role: given[source] for role, source in entry.roles.items()}
+            extra |= {option: given[option] for option in entry.options}
             values = _tables.eager(metric(frame, **roles, **extra, combo=None, **boot))
             shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
             joined = [*partitions, *keys]
@@ -265,9 +244,6 @@ _IAA_NOTE = (
 )
 
 
-_SIZED = ("exp", "awrf", "erbp")  # the group metrics whose V_g divides by n_g (size=)
-
-
 def _ndkl(
     frame: Any,
     roles: dict[str, Any],
@@ -341,10 +317,10 @@ def _combos(
         )
     )
     direction = pl.col("combo").replace_strict(
-        {c: DIRECTIONS[c][0] for c in fair.COMBOS}, return_dtype=pl.String
+        {c: best for c, (best, _) in fair.COMBO_BEST.items()}, return_dtype=pl.String
     )
     scale = pl.col("combo").replace_strict(
-        {c: DIRECTIONS[c][1] for c in fair.COMBOS}, return_dtype=pl.String
+        {c: scale for c, (_, scale) in fair.COMBO_BEST.items()}, return_dtype=pl.String
     )
     note = pl.when(pl.col("value").is_null()).then(pl.col("note"))
     return rows.with_columns(direction.alias("direction"), scale.alias("range"), note.alias("note"))
@@ -373,8 +349,8 @@ def _single(metric: str, result: pl.DataFrame, ci: float | None, note: str | Non
     rows = result.rename({metric: "value"}).with_columns(
         pl.lit(metric).alias("metric"),
         pl.lit(None, dtype=pl.String).alias("combo"),
-        pl.lit(DIRECTIONS[metric][0]).alias("direction"),
-        pl.lit(DIRECTIONS[metric][1]).alias("range"),
+        pl.lit(entry(metric).best).alias("direction"),
+        pl.lit(entry(metric).range).alias("range"),
         pl.when(pl.col("value").is_null()).then(pl.lit(note, dtype=pl.String)).alias("note"),
     )
     if ci is not None:

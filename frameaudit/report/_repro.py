@@ -8,12 +8,13 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import repro as metrics
+from frameaudit._registry import entry
 from frameaudit.report import _charts, _tables
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 from frameaudit.repro import EmptyUnion
 
-__all__ = ["DIRECTIONS", "LAYOUT", "charts", "repro"]
+__all__ = ["LAYOUT", "charts", "repro"]
 
 LAYOUT = Layout(
     per_group="Per pair of runs (n: the samples compared)",
@@ -24,19 +25,8 @@ LAYOUT = Layout(
     lead=("ec_local", None),
 )
 
-# what most reproducible looks like for each pairwise metric, and its range
-DIRECTIONS: dict[str, tuple[str, str]] = {
-    "ec_local": ("1 = most reproducible (0 = disjoint errors)", "[0, 1]"),
-    "ec_global": ("no most-reproducible value (at most the error rate)", "[0, 1]"),
-    "ea_kappa": ("1 = most reproducible (0 = chance agreement)", "[-1, 1]"),
-    "ec_agreement": ("1 = most reproducible", "[0, 1]"),
-    "ec_corr": ("1 = most reproducible (0 = uncorrelated errors)", "[-1, 1]"),
-    "pa": ("1 = most reproducible", "[0, 1]"),
-    "pa_kappa": ("1 = most reproducible (0 = chance agreement)", "[-1, 1]"),
-    "cramers_v": ("1 = most reproducible (association, not agreement)", "[0, 1]"),
-}
-# EC_g has no most-reproducible value (two perfect runs score 0): no pair is named worst by it
-_RANKED = tuple(name for name in metrics.METRICS if name != "ec_global")
+# the pairs furthest from the most reproducible value (EC_g has none: two perfect runs score 0)
+_RANKED = tuple(name for name in metrics.METRICS if entry(name).worst == "low")
 _PAIR = ("run_a", "run_b")
 _HEADLINE = "ec_local"
 _LABELLED_RUNS = 12  # the matrix shows each cell's value up to this many runs
@@ -166,7 +156,13 @@ def _row(metric: str, result: dict[str, Any], ci: float | None) -> dict[str, Any
             "undefined_replicates": result["undefined_replicates"],
         }
     return _tables.summary_row(
-        metric, None, result["mean"], DIRECTIONS[metric], unit=LAYOUT.unit, ci=ci, interval=interval
+        metric,
+        None,
+        result["mean"],
+        _tables.direction(metric),
+        unit=LAYOUT.unit,
+        ci=ci,
+        interval=interval,
     )
 
 

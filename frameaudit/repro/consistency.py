@@ -30,6 +30,7 @@ import narwhals.stable.v2 as nw
 from frameaudit._docs import shared_docs
 from frameaudit._engine import cached
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
+from frameaudit._registry import registered
 from frameaudit._roles import Names
 from frameaudit.repro._runs import (
     EMPTY_UNION,
@@ -40,6 +41,7 @@ from frameaudit.repro._runs import (
     SAMPLE,
     SAMPLE_UNCERTAINTY,
     TARGET,
+    UNITS,
     WEIGHT,
     EmptyUnion,
     Runs,
@@ -116,6 +118,7 @@ _EXAMPLE_RUNS = """\
 ... )"""
 
 
+@registered("repro", "single", unit=UNITS, best="1 = most reproducible", range="[0, 1]")
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, example_runs=_EXAMPLE_RUNS)
 def total_consistency(
@@ -204,6 +207,7 @@ def total_consistency(
     return runs.finish(result, runs.by)
 
 
+@registered("repro", "table", unit=UNITS)
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
 @shared_docs(example_runs=_EXAMPLE_RUNS)
 def leave_one_out(
@@ -318,6 +322,13 @@ def _per_sample(method: ResidualMethod) -> nw.Expr:
     return nw.when(zero).then(nw.lit(both_zero)).otherwise(value)
 
 
+@registered(
+    "repro",
+    "pairs",
+    unit=UNITS,
+    best="1 = most reproducible for the ratios, 0 for the differences",
+    range="[-1, 1]",
+)
 @constraints(method=Choice(RESIDUAL_METHODS), pairwise=Flag(), **UNCERTAINTY)
 def residual_consistency(
     frame: Any,

@@ -33,6 +33,7 @@ from frameaudit._docs import shared_docs
 from frameaudit._engine import cached, exact_sums, frame_from_columns
 from frameaudit._expr import aggregate, null_float, over, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
+from frameaudit._registry import metrics, registered
 from frameaudit._roles import Names
 from frameaudit.repro._runs import (
     EMPTY_UNION,
@@ -43,6 +44,7 @@ from frameaudit.repro._runs import (
     SAMPLE,
     SAMPLE_UNCERTAINTY,
     TARGET,
+    UNITS,
     WEIGHT,
     EmptyUnion,
     Runs,
@@ -67,17 +69,6 @@ __all__ = [
     "summary",
 ]
 
-#: The pairwise metrics, in the order :func:`summary` computes them.
-METRICS = (
-    "ec_local",
-    "ec_global",
-    "ea_kappa",
-    "ec_agreement",
-    "ec_corr",
-    "pa",
-    "pa_kappa",
-    "cramers_v",
-)
 
 _COUNT = "__fa_count"
 _SAMPLES = "__fa_n"
@@ -369,29 +360,37 @@ def _compute(
     seed: int,
 ) -> Any:
     """One metric (or all, for ``name="summary"``): the pair values or their summary."""
-    metrics = METRICS if name == "summary" else (name,)
+    names = METRICS if name == "summary" else (name,)
     bootstrap = bootstrap_for(ci, n_boot, seed)
-    headlines = metrics if pairwise or name != "summary" else ("mean",)
+    headlines = names if pairwise or name != "summary" else ("mean",)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
         weight=weight, bootstrap=bootstrap, outputs=interval_outputs(headlines, bootstrap),
     )  # fmt: skip
-    needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in metrics))
+    needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in names))
     values = _values(empty_union)
 
     def pair_values_of(runs: Runs) -> nw.LazyFrame[Any]:
         keys = [*runs.estimates, RUN_A, RUN_B]
-        return _pair_counts(runs, needs).select(*keys, *(values[m].alias(m) for m in metrics))
+        return _pair_counts(runs, needs).select(*keys, *(values[m].alias(m) for m in names))
 
     if pairwise:
-        result = pair_values(runs, pair_values_of(runs), metrics)
+        result = pair_values(runs, pair_values_of(runs), names)
         sort_by = [*runs.by, "run_a", "run_b"]
     else:
-        result = summaries(runs, pair_values_of, metrics, long=name == "summary")
+        result = summaries(runs, pair_values_of, names, long=name == "summary")
         sort_by = [*runs.by, "metric"] if name == "summary" else runs.by
     return runs.finish(result, sort_by)
 
 
+@registered(
+    "repro",
+    "pairs",
+    unit=UNITS,
+    best="1 = most reproducible (0 = disjoint errors)",
+    range="[0, 1]",
+    worst="low",
+)
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY)
 def ec_local(
@@ -530,6 +529,13 @@ def _pair_sections(metric: str) -> str:
     return _PAIR_METRIC_SECTIONS.replace("{metric}", metric)
 
 
+@registered(
+    "repro",
+    "pairs",
+    unit=UNITS,
+    best="no most-reproducible value (at most the error rate)",
+    range="[0, 1]",
+)
 @constraints(pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(parameters_and_returns=_pair_sections("ec_global"), example_runs=_EXAMPLE_RUNS)
 def ec_global(
@@ -573,6 +579,14 @@ def ec_global(
     )  # fmt: skip
 
 
+@registered(
+    "repro",
+    "pairs",
+    unit=UNITS,
+    best="1 = most reproducible (0 = errors agree by chance)",
+    range="[-1, 1]",
+    worst="low",
+)
 @constraints(pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(parameters_and_returns=_pair_sections("ea_kappa"), example_runs=_EXAMPLE_RUNS)
 def ea_kappa(
@@ -617,6 +631,7 @@ def ea_kappa(
     )  # fmt: skip
 
 
+@registered("repro", "pairs", unit=UNITS, best="1 = most reproducible", range="[0, 1]", worst="low")
 @constraints(pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(parameters_and_returns=_pair_sections("ec_agreement"), example_runs=_EXAMPLE_RUNS)
 def ec_agreement(
@@ -659,6 +674,14 @@ def ec_agreement(
     )  # fmt: skip
 
 
+@registered(
+    "repro",
+    "pairs",
+    unit=UNITS,
+    best="1 = most reproducible (0 = uncorrelated errors)",
+    range="[-1, 1]",
+    worst="low",
+)
 @constraints(pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(parameters_and_returns=_pair_sections("ec_corr"), example_runs=_EXAMPLE_RUNS)
 def ec_corr(
@@ -701,6 +724,7 @@ def ec_corr(
     )  # fmt: skip
 
 
+@registered("repro", "pairs", unit=UNITS, best="1 = most reproducible", range="[0, 1]", worst="low")
 @constraints(pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(parameters_and_returns=_pair_sections("pa"), example_runs=_EXAMPLE_RUNS)
 def pa(
@@ -742,6 +766,14 @@ def pa(
     )  # fmt: skip
 
 
+@registered(
+    "repro",
+    "pairs",
+    unit=UNITS,
+    best="1 = most reproducible (0 = predictions agree by chance)",
+    range="[-1, 1]",
+    worst="low",
+)
 @constraints(pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(parameters_and_returns=_pair_sections("pa_kappa"), example_runs=_EXAMPLE_RUNS)
 def pa_kappa(
@@ -784,6 +816,14 @@ def pa_kappa(
     )  # fmt: skip
 
 
+@registered(
+    "repro",
+    "pairs",
+    unit=UNITS,
+    best="1 = most reproducible (association, not agreement)",
+    range="[0, 1]",
+    worst="low",
+)
 @constraints(pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(parameters_and_returns=_pair_sections("cramers_v"), example_runs=_EXAMPLE_RUNS)
 def cramers_v(
@@ -829,6 +869,7 @@ def cramers_v(
     )  # fmt: skip
 
 
+@registered("repro", "table", unit=UNITS)
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(example_runs=_EXAMPLE_RUNS)
 def summary(
@@ -897,3 +938,7 @@ def summary(
         by=by, empty_union=empty_union, pairwise=pairwise, weight=weight, ci=ci, n_boot=n_boot,
         seed=seed,
     )  # fmt: skip
+
+
+#: The pairwise metrics of classification runs, in the order :func:`summary` computes them.
+METRICS = tuple(m.name for m in metrics("repro", "pairs") if m.function.__module__ == __name__)

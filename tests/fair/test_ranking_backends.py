@@ -7,15 +7,24 @@ every frame kind and must equal both the Polars result and the reference.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pandas as pd
 import polars as pl
 import pytest
 from conftest import Constructor, assert_frame_close, to_polars
-from reference.ranking import COMBOS, GROUP_METRICS, METRICS, expected, random_rankings
+from reference.ranking import (
+    COMBOS,
+    GROUP_METRICS,
+    METRICS,
+    SIZED,
+    expected,
+    random_rankings,
+)
 
 import frameaudit as fa
+from tests import calls
 
 # Frames: one full ranking; several full rankings in two partitions; partial rankings with gaps
 # in the positions (so some mapping items are never ranked).
@@ -24,9 +33,6 @@ MANY, MANY_MAP = random_rankings(12, n_items=10, n_groups=3, n_rankings=4, n_par
 PARTIAL, PARTIAL_MAP = random_rankings(
     13, n_items=14, n_groups=4, n_rankings=5, length=6, gaps=True, n_parts=2
 )
-
-
-SIZED = ("exp", "awrf", "erbp")  # V_g divides by n_g
 
 
 def _mapping_frame(mapping: dict[int, str]) -> pl.DataFrame:
@@ -67,7 +73,7 @@ OPTIONS: list[tuple[str, pl.DataFrame, dict[str, Any]]] = [
 def arguments(metric: str, options: dict[str, Any], combo: str | None) -> dict[str, Any]:
     """The keyword arguments of ``metric`` for a row of OPTIONS."""
     kwargs = dict(options)
-    if metric == "iaa":
+    if "group" not in inspect.signature(getattr(fa.fair, metric)).parameters:
         kwargs.pop("group", None)
         kwargs.pop("groups", None)
         kwargs.pop("universe", None)
@@ -77,13 +83,7 @@ def arguments(metric: str, options: dict[str, Any], combo: str | None) -> dict[s
         kwargs.pop("size", None)
     if metric in GROUP_METRICS:
         kwargs["combo"] = combo
-    if metric == "erbr":
-        kwargs["relevance"] = "binary"
-    if metric == "awrf":
-        kwargs["p"] = 0.3
-    if metric in ("erbe", "erbp", "erbr"):
-        kwargs["decay"] = 0.7
-    return kwargs
+    return kwargs | calls.arguments(metric, {"relevant": "binary"}, p=0.3, decay=0.7)
 
 
 def reference_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -123,23 +123,28 @@ def test_option_grid_matches_reference(
     assert_frame_close(result, expected(frame, metric, **reference_arguments(kwargs)))
 
 
-# Each metric once or twice, with the options that exercise joins (groups=), windows (ARP,
-# NDKL), partitions (by=) and intersectional groups on every frame kind.
+# Each metric once (a single-number metric, whose windows differ most by engine, twice), the
+# options that exercise joins (groups=), windows, partitions (by=) and intersectional groups
+# taken in turn, and a combo in turn, on every frame kind.
+_BACKEND_OPTIONS = (
+    "groups-frame-by",
+    "intersectional",
+    "groups-dict",
+    "by",
+    "single",
+    "partial-gaps-groups",
+    "intersectional-by",
+    "ranking-list-item",
+    "partial-gaps",
+)
 BACKEND_CASES = [
-    ("exp", "groups-frame-by", "MaxAbsDiff"),
-    ("exp", "intersectional", None),
-    ("expu", "groups-dict", "Variance"),
-    ("expru", "by", None),
-    ("awrf", "single", "LTwo"),
-    ("erbe", "partial-gaps-groups", None),
-    ("erbp", "intersectional-by", "MeanAbsDev"),
-    ("erbr", "ranking-list-item", "MaxMinRatio"),
-    ("arp", "partial-gaps", None),
-    ("arp", "groups-dict", "MinMaxRatio"),
-    ("ndkl", "groups-frame-by", None),
-    ("ndkl", "partial-gaps", None),
-    ("iaa", "by", None),
-    ("iaa", "single", None),
+    (
+        metric,
+        _BACKEND_OPTIONS[(i + turn) % len(_BACKEND_OPTIONS)],
+        COMBOS[i % len(COMBOS)] if metric in GROUP_METRICS and i % 3 else None,
+    )
+    for i, metric in enumerate(METRICS)
+    for turn in ((0,) if metric in GROUP_METRICS else (0, 4))
 ]
 _OPTIONS = {name: (frame, options) for name, frame, options in OPTIONS}
 

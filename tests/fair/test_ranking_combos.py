@@ -16,6 +16,7 @@ from reference.ranking import COMBOS, combine
 
 import frameaudit as fa
 from frameaudit.fair import Combo
+from tests.calls import entries
 
 INF = math.inf
 
@@ -206,7 +207,7 @@ def test_all_zero_ratio_is_null(combo: Combo) -> None:
     assert fa.fair.expru(frame, combo=combo).item() is None
 
 
-@pytest.mark.parametrize("metric", ["exp", "awrf", "erbe", "erbp", "arp"])
+@pytest.mark.parametrize("metric", [m.name for m in entries("ranking", "group", relevance=False)])
 def test_parity_when_groups_are_treated_identically(metric: str) -> None:
     """Two rankings where a and b swap places: every group meets every position equally often."""
     frame = pl.DataFrame(

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from reference.ranking import COMBOS, GROUP_METRICS, METRICS, explicit_size
 
 import frameaudit as fa
+from tests.calls import entries
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LABELS = ("a", "b", "c", "d")
@@ -268,7 +269,7 @@ CORRUPTIONS: dict[str, tuple[tuple[str, ...], Corruption]] = {
         lambda f, _m, _i, d: (f, {"p": d.draw(st.sampled_from([0, -0.5, 1.5, math.nan, "0.5"]))}),
     ),
     "decay out of range": (
-        ("erbe", "erbp", "erbr"),
+        tuple(m.name for m in entries("ranking", decay=True)),
         lambda f, _m, _i, d: (
             f,
             {"decay": d.draw(st.sampled_from([1, 1.5, -0.1, math.nan, None]))},

@@ -15,6 +15,8 @@ from types import ModuleType
 
 import pytest
 
+import frameaudit as fa
+
 BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 RANKINGS = 1_000_000  # x 100 items: 10^8 rows
 LIMIT = 2 * 2**30
@@ -38,7 +40,7 @@ def rankings(bench_scale: ModuleType) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
+METRICS = [m.name for m in fa.metrics("ranking", "group", "single")]
 
 
 @pytest.mark.slow

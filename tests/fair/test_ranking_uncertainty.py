@@ -18,22 +18,14 @@ import pytest
 
 import frameaudit as fa
 from frameaudit._engine.resample import with_poisson_counts
+from tests.calls import arguments, entries, names
 from tests.conftest import Constructor, assert_frame_close, to_polars
 from tests.reference.ranking import expected, explicit_size, random_rankings
 
 EXTRA: dict[str, dict[str, Any]] = {
-    "exp": {},
-    "expu": {"relevance": "relevance"},
-    "expru": {"relevance": "relevance", "ctr": "ctr"},
-    "awrf": {},
-    "erbe": {},
-    "erbp": {},
-    "erbr": {"relevance": "binary"},
-    "arp": {},
-    "ndkl": {},
-    "iaa": {"relevance": "relevance"},
+    m.name: arguments(m, {"relevant": "binary"}) for m in entries("ranking")
 }
-GROUPED = [m for m in EXTRA if m not in ("ndkl", "iaa")]
+GROUPED = names("ranking", "group")
 WEIGHTS = {0: 0, 1: 1, 2: 2, 3: 3, 4: 1, 5: 2}
 OPTIONS: dict[str, dict[str, Any]] = {
     "rows": {},

@@ -17,10 +17,13 @@ from typing import Any
 import pandas as pd
 import polars as pl
 
-GROUP_METRICS = ("exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp")
-SIZED = ("exp", "awrf", "erbp")
+import frameaudit as fa
+
+# the names come from the registry; the definitions below are this module's own
+GROUP_METRICS = tuple(m.name for m in fa.metrics("ranking", "group"))
+SIZED = tuple(m.name for m in fa.metrics("ranking", "group") if "size" in m.options)
 """The group metrics whose V_g divides by the group size n_g."""
-METRICS = (*GROUP_METRICS, "ndkl", "iaa")
+METRICS = tuple(m.name for m in fa.metrics("ranking", "group", "single"))
 COMBOS = (
     "MinMaxRatio",
     "MaxMinRatio",

@@ -17,20 +17,14 @@ from polars.testing import assert_frame_equal
 
 import frameaudit as fa
 from frameaudit.report import Report
+from tests.calls import arguments, entries
 
 GROUPS = ["gender", "age"]
 ROLES: dict[str, Any] = {"rank": "rank", "group": GROUPS, "ranking": "query", "item": "item"}
 COLUMNS: dict[str, Any] = {"relevance": "relevance", "ctr": "ctr", "relevant": "relevant"}
 # the metric functions' options for each group metric, as the report calls them
 OPTIONS: dict[str, dict[str, Any]] = {
-    "exp": {},
-    "expu": {"relevance": "relevance"},
-    "expru": {"relevance": "relevance", "ctr": "ctr"},
-    "awrf": {"p": 0.5},
-    "erbe": {"decay": 0.5},
-    "erbp": {"decay": 0.5},
-    "erbr": {"relevance": "relevant", "decay": 0.5},
-    "arp": {},
+    m.name: arguments(m, p=0.5, decay=0.5) for m in entries("ranking", "group")
 }
 BOOT: dict[str, Any] = {"ci": 0.9, "n_boot": 40, "seed": 3}
 
@@ -145,8 +139,8 @@ def test_worst_of_two_groups_is_the_one_below_parity() -> None:
 def test_metrics_needing_a_missing_column_are_left_out(log: pl.DataFrame) -> None:
     plain = fa.report.ranking(log, **ROLES)
     assert plain.summary["metric"].unique(maintain_order=True).to_list() == [
-        "exp", "awrf", "erbe", "erbp", "arp", "ndkl"
-    ]  # fmt: skip
+        m.name for m in entries("ranking", "group", "single") if not m.roles
+    ]
     # without rankings, NDKL is one number over all rows and nothing is shown per ranking
     single = fa.report.ranking(log.filter(pl.col("query") == 0), group=GROUPS)
     assert "ndkl_by_ranking" not in single.tables
