@@ -491,7 +491,8 @@ def values_present(
 
     A row rule (it joins the one validation pass over ``frame``). The diagnostics list the
     values found (the first ``limit`` in sorted order, and how many there are) for the message;
-    :func:`frameaudit.exceptions.value_error` adds a hint when one of them is close.
+    :meth:`frameaudit.exceptions.InvalidValueError.of_check` adds a hint when one of them is
+    close.
     """
     found = _values_found(frame, column, limit)
     total = nw.col("__fa_found_total")
