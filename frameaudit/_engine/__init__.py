@@ -66,6 +66,7 @@ from frameaudit._engine.resample import (
     Resampling,
     distinct_sizes,
     interval,
+    requested_bootstrap,
     resampling,
 )
 from frameaudit._engine.screens import (
@@ -121,6 +122,7 @@ __all__ = [
     "order_within",
     "proven_or_exact",
     "repeats_within",
+    "requested_bootstrap",
     "require_kernel_engine",
     "resampling",
     "run_kernel",

@@ -60,6 +60,7 @@ __all__ = [
     "Resampling",
     "distinct_sizes",
     "interval",
+    "requested_bootstrap",
     "resampling",
     "with_poisson_counts",
 ]
@@ -115,6 +116,14 @@ class Bootstrap:
         """The two percentile levels of the interval, e.g. (0.025, 0.975) for 95%."""
         tail = (1.0 - self.level) / 2.0
         return tail, 1.0 - tail
+
+
+def requested_bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
+    """The bootstrap that a call's ``ci=``, ``n_boot=`` and ``seed=`` ask for (None without ``ci``).
+
+    The values have passed the call's parameter checks (``UNCERTAINTY``).
+    """
+    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
 
 
 def _permute(x: nw.Expr) -> nw.Expr:

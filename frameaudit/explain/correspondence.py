@@ -31,6 +31,7 @@ from frameaudit._engine import (
     exact_sums,
     from_engine,
     interval,
+    requested_bootstrap,
     resampling,
     text,
 )
@@ -335,7 +336,7 @@ def correspondence(
     if medium > high:
         msg = f"medium={medium!r}, high={high!r}: expected medium <= high"
         raise InvalidParameterError(msg)
-    bootstrap = None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
+    bootstrap = requested_bootstrap(ci, n_boot, seed)
     bound = bind(
         frame,
         [

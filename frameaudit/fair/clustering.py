@@ -53,6 +53,7 @@ from frameaudit._engine import (
     group_silhouettes,
     interval,
     nearest_centroid_sums,
+    requested_bootstrap,
     resampling,
     text,
 )
@@ -96,10 +97,6 @@ _KERNEL_WORKAROUND = (
 
 UNITS = "points"
 """The output column with the number of points behind a value (with ``ci=``)."""
-
-
-def _bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
-    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
 
 
 @dataclass
@@ -653,7 +650,7 @@ def cluster_balance(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
     )
 
 
@@ -719,7 +716,7 @@ def min_cluster_ratio(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
     )
 
 
@@ -775,7 +772,7 @@ def cluster_distribution_tv(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
     )
 
 
@@ -837,7 +834,7 @@ def cluster_distribution_kl(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
     )
 
 
@@ -1065,7 +1062,7 @@ def social_fairness_ratio(
         read_labels=centroids is None,
         point=point,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
     )
     # (a KeyError, depending on the partitioning): an error beats a result that only sometimes
     # comes

@@ -65,6 +65,7 @@ from frameaudit._engine import (
     order_marks,
     order_within,
     proven_or_exact,
+    requested_bootstrap,
     resampling,
     runs_along,
     schema_names,
@@ -147,10 +148,6 @@ _RANKING_UNCERTAINTY = uncertainty_parameters(
     "query's traffic). Every sum over rankings becomes a weighted sum",
     interval="over the rankings (``ranking=`` required)",
 )
-
-
-def _bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
-    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
 
 
 @dataclass
@@ -991,7 +988,7 @@ def exp(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
         size=size,
     )
@@ -1045,7 +1042,7 @@ def expu(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
         values={"relevance": relevance},
     )
@@ -1099,7 +1096,7 @@ def expru(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
         values={"relevance": relevance, "ctr": ctr},
     )
@@ -1160,7 +1157,7 @@ def awrf(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
         size=size,
     )
@@ -1218,7 +1215,7 @@ def erbe(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
     )
 
@@ -1275,7 +1272,7 @@ def erbp(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
         size=size,
     )
@@ -1336,7 +1333,7 @@ def erbr(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
         values={"relevance": relevance},
         binary_relevance=True,
@@ -1399,7 +1396,7 @@ def arp(
         groups=groups,
         by=by,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         per_group=combo is None,
         universe=universe,
         listed_combos=isinstance(combo, list | tuple),
@@ -1535,7 +1532,7 @@ def ndkl(
         groups=groups,
         by=by,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
         universe=universe,
     )
     reference = _reference(prep, target, listed=universe is not None)
@@ -1909,7 +1906,7 @@ def iaa(
         values={"relevance": relevance},
         grouped=False,
         weight=weight,
-        bootstrap=_bootstrap(ci, n_boot, seed),
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
     )
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
     rows = prep.frame.with_columns((gap * prep.row_weight()).alias("__fa_gap"))

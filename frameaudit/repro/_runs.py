@@ -70,11 +70,6 @@ SUMMARY = ("mean", "std", "min", "max", "q05", "q95", "n_pairs", "n_undefined")
 _RESERVED = ("run_a", "run_b", "metric", *SUMMARY)
 
 
-def bootstrap_for(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
-    """The bootstrap that ``ci=``, ``n_boot=`` and ``seed=`` ask for (None without ``ci``)."""
-    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
-
-
 @dataclass
 class Runs:
     """A validated repeated-run frame: the ``by`` columns and RUN, SAMPLE, TARGET, PRED.

@@ -28,7 +28,7 @@ from typing import Any, Literal, get_args
 import narwhals.stable.v2 as nw
 
 from frameaudit._docs import shared_docs
-from frameaudit._engine import cached
+from frameaudit._engine import cached, requested_bootstrap
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._registry import registered
 from frameaudit._roles import Names
@@ -45,7 +45,6 @@ from frameaudit.repro._runs import (
     WEIGHT,
     EmptyUnion,
     Runs,
-    bootstrap_for,
     intersection_over_union,
     interval_outputs,
     pair_values,
@@ -188,7 +187,7 @@ def total_consistency(
     └───────────────────┘
     """
     name = "total_consistency"
-    bootstrap = bootstrap_for(ci, n_boot, seed)
+    bootstrap = requested_bootstrap(ci, n_boot, seed)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
         weight=weight, bootstrap=bootstrap, outputs=interval_outputs([name], bootstrap),
@@ -265,7 +264,7 @@ def leave_one_out(
     └─────┴───────────────┘
     """
     name = "leave_one_out"
-    bootstrap = bootstrap_for(ci, n_boot, seed)
+    bootstrap = requested_bootstrap(ci, n_boot, seed)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
         weight=weight, bootstrap=bootstrap, outputs=interval_outputs([name], bootstrap),
@@ -423,7 +422,7 @@ def residual_consistency(
     0.16666666666666666
     """
     name = "residual_consistency"
-    bootstrap = bootstrap_for(ci, n_boot, seed)
+    bootstrap = requested_bootstrap(ci, n_boot, seed)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
         regression=True, weight=weight, bootstrap=bootstrap,

@@ -30,7 +30,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._docs import shared_docs
-from frameaudit._engine import cached, exact_sums, frame_from_columns
+from frameaudit._engine import cached, exact_sums, frame_from_columns, requested_bootstrap
 from frameaudit._expr import aggregate, null_float, over, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._registry import metrics, registered
@@ -48,7 +48,6 @@ from frameaudit.repro._runs import (
     WEIGHT,
     EmptyUnion,
     Runs,
-    bootstrap_for,
     intersection_over_union,
     interval_outputs,
     pair_values,
@@ -361,7 +360,7 @@ def _compute(
 ) -> Any:
     """One metric (or all, for ``name="summary"``): the pair values or their summary."""
     names = METRICS if name == "summary" else (name,)
-    bootstrap = bootstrap_for(ci, n_boot, seed)
+    bootstrap = requested_bootstrap(ci, n_boot, seed)
     headlines = names if pairwise or name != "summary" else ("mean",)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
