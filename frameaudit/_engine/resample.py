@@ -320,6 +320,25 @@ class Resampling:
         )
         return scaled.with_columns(*((nw.col(c) * nw.col(_SCALE)).alias(c) for c in sums))
 
+    def interval(
+        self,
+        values: nw.LazyFrame[Any],
+        partition: Sequence[str],
+        keys: Sequence[str],
+        value: str,
+        unit: str,
+        *,
+        also: Sequence[str] = (),
+    ) -> nw.LazyFrame[Any]:
+        """Per (``partition``, ``keys``): ``value``, its interval and the units behind it.
+
+        :func:`interval` with this bootstrap, and the partition's number of units from
+        :meth:`unit_counts` in the column ``unit``.
+        """
+        units = self.unit_counts(partition, unit)
+        estimate = [*partition, *keys]
+        return interval(values, estimate, value, self.bootstrap, units=units, also=also)
+
     def unit_counts(self, partition: Sequence[str], name: str) -> nw.LazyFrame[Any]:
         """The number of units per partition, in the column ``name`` (Int64)."""
         return aggregate(self.indexed, partition, nw.len().cast(nw.Int64).alias(name))

@@ -51,7 +51,6 @@ from frameaudit._engine import (
     exact_sums,
     from_engine,
     group_silhouettes,
-    interval,
     nearest_centroid_sums,
     requested_bootstrap,
     resampling,
@@ -414,10 +413,7 @@ def _conclude(
         result = values.select(*shown, *before, metric)
     else:
         assert prep.resampling is not None
-        units = prep.resampling.unit_counts(prep.partition, UNITS)
-        summary = interval(
-            values, [*prep.partition, *keys], metric, prep.bootstrap, units=units, also=before
-        )
+        summary = prep.resampling.interval(values, prep.partition, keys, metric, UNITS, also=before)
         bounds = [f"{metric}_lo", f"{metric}_hi"]
         result = summary.select(*shown, *before, metric, *bounds, UNITS, UNDEFINED)
     replicates = prep.bootstrap.n_boot if prep.bootstrap else 0

@@ -60,7 +60,6 @@ from frameaudit._engine import (
     exact_sums,
     frame_from_columns,
     from_engine,
-    interval,
     is_frame,
     order_marks,
     order_within,
@@ -647,8 +646,7 @@ def _conclude(
         result = values.select(*estimate, metric, *also)
     else:
         assert prep.resampling is not None
-        units = prep.resampling.unit_counts(prep.partition, UNITS)
-        result = interval(values, estimate, metric, prep.bootstrap, units=units, also=also)
+        result = prep.resampling.interval(values, prep.partition, keys, metric, UNITS, also=also)
     replicates = prep.bootstrap.n_boot if prep.bootstrap else 0
     if prep.partitions is not None and not set(prep.groups) & set(keys):
         # a partition whose rankings all weigh 0: a null value, no unit, no defined replicate

@@ -36,7 +36,6 @@ from frameaudit._engine import (
     exact_sums,
     frame_from_columns,
     from_engine,
-    interval,
     resampling,
     text,
 )
@@ -496,11 +495,9 @@ def with_intervals(
     """
     assert runs.bootstrap is not None
     assert runs.resampling is not None
-    keys = [*runs.partition, *keys]
-    units = runs.resampling.unit_counts(runs.partition, UNITS)
     if len(columns) == 1:
         (column,) = columns
-        result = interval(values, keys, column, runs.bootstrap, units=units)
+        result = runs.resampling.interval(values, runs.partition, keys, column, UNITS)
         point = nw.col(column)
         return result.with_columns(
             *(
@@ -513,8 +510,11 @@ def with_intervals(
         )
     # several columns: one interval computation over the long form, then back to one row
     value = "__fa_value"
-    long = _long(values, [*keys, REPLICATE], columns, runs.source, {value: lambda c: c})
-    result = interval(long, [*keys, "metric"], value, runs.bootstrap, units=units)
+    long = _long(
+        values, [*runs.partition, *keys, REPLICATE], columns, runs.source, {value: lambda c: c}
+    )
+    result = runs.resampling.interval(long, runs.partition, [*keys, "metric"], value, UNITS)
+    keys = [*runs.partition, *keys]
     parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
     metric = nw.col("metric")
     picks = [
