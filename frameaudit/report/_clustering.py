@@ -11,7 +11,7 @@ from frameaudit import fair
 from frameaudit._registry import metrics
 from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import UnsupportedBackendError
-from frameaudit.report import _charts, _tables
+from frameaudit.report import _charts, _tables, _views
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 
@@ -309,3 +309,6 @@ def charts(report: Report) -> dict[str, Any]:
         tooltip=["cluster_balance", "n"],
     )
     return shown
+
+
+_views.declare("clustering", LAYOUT, charts)

@@ -12,7 +12,7 @@ from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.explain import correspondence, position_parity, rank_alignment
 from frameaudit.explain.correspondence import SUMMARY_COLUMNS
-from frameaudit.report import _charts, _tables
+from frameaudit.report import _charts, _tables, _views
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 
@@ -549,3 +549,6 @@ def _cohesion_chart(report: Report) -> Any:
             ),
         )
     )
+
+
+_views.declare("explain", LAYOUT, charts)

@@ -51,7 +51,7 @@ def page(report: Report) -> str:
 
 def body(report: Report) -> str:
     """The report's content, styled, without a page around it: the headline and gate first."""
-    layout = _views.family(report).LAYOUT
+    layout = _views.family(report).layout
     outcome = ""
     if report.verdicts is not None:
         outcome = " fa-passed" if report.verdicts["passed"].all() else " fa-failed"

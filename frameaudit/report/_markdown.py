@@ -17,7 +17,7 @@ __all__ = ["render", "table"]
 
 def render(report: Report) -> str:
     """GitHub-flavoured Markdown: no HTML, no charts (the HTML file has them)."""
-    layout = _views.family(report).LAYOUT
+    layout = _views.family(report).layout
     parts = [f"# {report.title}", "", f"**{_escape(report.headline)}**", ""]
     if report.verdicts is not None:
         parts += ["## Audit gate", "", table(report.verdicts), ""]

@@ -11,7 +11,7 @@ import polars as pl
 from frameaudit import fair
 from frameaudit._registry import entry, metrics
 from frameaudit.fair.ranking import Size
-from frameaudit.report import _charts, _tables
+from frameaudit.report import _charts, _tables, _views
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 
@@ -532,3 +532,6 @@ def charts(report: Report) -> dict[str, Any]:
             )
         )
     return charts
+
+
+_views.declare("ranking", LAYOUT, charts)

@@ -9,7 +9,7 @@ import polars as pl
 
 from frameaudit import repro as metrics
 from frameaudit._registry import entry
-from frameaudit.report import _charts, _tables
+from frameaudit.report import _charts, _tables, _views
 from frameaudit.report._report import Report
 from frameaudit.report._views import Layout
 from frameaudit.repro import EmptyUnion
@@ -273,3 +273,6 @@ def _leave_one_out(report: Report) -> Any:
         bars=True,
         tooltip=[alt.Tooltip("leave_one_out:Q", format=".3f")],
     )
+
+
+_views.declare("repro", LAYOUT, charts)

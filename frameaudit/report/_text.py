@@ -23,7 +23,7 @@ def render(report: Report) -> str:
     The audit record (parameters, input, versions, time) is in ``report.record`` and in the
     audit files (HTML, JSON, Markdown), not on the terminal.
     """
-    layout = _views.family(report).LAYOUT
+    layout = _views.family(report).layout
     keys = [*report.by, *report.keys]
     values = [c for c in report.per_group.columns if c not in {*keys, "n", layout.unit}]
     shown = [c for c in values if not c.endswith(("_lo", "_hi"))]

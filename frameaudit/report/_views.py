@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +15,10 @@ if TYPE_CHECKING:
     from frameaudit.report._report import Report
 
 __all__ = [
+    "Family",
     "Layout",
     "combos",
+    "declare",
     "family",
     "intervals",
     "lead",
@@ -65,14 +66,30 @@ class Layout:
     needs: Mapping[str, str] = field(default_factory=dict)
 
 
-def family(report: Report) -> Any:
-    """The module of the report's family: its ``LAYOUT`` and its ``charts(report)``."""
-    return importlib.import_module(f"frameaudit.report._{report.family}")
+@dataclass(frozen=True)
+class Family:
+    """What the renderers need of a family's report: its layout and its charts."""
+
+    layout: Layout
+    charts: Callable[[Report], dict[str, Any]]
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def declare(name: str, layout: Layout, charts: Callable[[Report], dict[str, Any]]) -> None:
+    """Declare the family ``name``'s report (each builder module does, once, at its end)."""
+    _FAMILIES[name] = Family(layout, charts)
+
+
+def family(report: Report) -> Family:
+    """The report's family as its builder module declared it (:func:`declare`)."""
+    return _FAMILIES[report.family]
 
 
 def refuse_missing(report: Report, metric: str) -> None:
     """Raise, for a rule on a metric the report left out, what the metric needs."""
-    needs = family(report).LAYOUT.needs
+    needs = family(report).layout.needs
     if metric in needs:
         msg = (
             f"requirement metric={metric!r}: {metric.upper()} needs {needs[metric]}, and this "
@@ -83,7 +100,7 @@ def refuse_missing(report: Report, metric: str) -> None:
 
 def lead(report: Report) -> str:
     """The report's lead finding: its headline metric's value, interval and what fair is."""
-    chosen = family(report).LAYOUT.lead
+    chosen = family(report).layout.lead
     if chosen is None or report.summary.is_empty():
         return ""
     metric, combo = chosen
@@ -138,7 +155,7 @@ def lead_intervals(report: Report) -> pl.DataFrame:
     Every combo's interval is in ``summary``; a terminal shows the ones read first.
     """
     shown = intervals(report)
-    chosen = family(report).LAYOUT.lead
+    chosen = family(report).layout.lead
     if "combo" not in shown.columns or chosen is None or chosen[1] is None:
         return shown
     return shown.filter(pl.col("combo").is_null() | (pl.col("combo") == chosen[1]))
@@ -215,7 +232,7 @@ def intervals(report: Report) -> pl.DataFrame:
 
     A family without combos shows no combo column.
     """
-    unit = family(report).LAYOUT.unit
+    unit = family(report).layout.unit
     combo = ["combo"] if report.summary["combo"].is_not_null().any() else []
     shown = [*report.by, "metric", *combo, "value", "lo", "hi"]
     if unit not in report.summary.columns:
@@ -240,7 +257,7 @@ def per_group(report: Report) -> pl.DataFrame:
         ).alias(metric)
         for metric in metrics
     ]
-    units = [c for c in (family(report).LAYOUT.unit,) if c in frame.columns]
+    units = [c for c in (family(report).layout.unit,) if c in frame.columns]
     # columns without an interval (e.g. counts) are kept, after the values with one
     rest = [
         c
