@@ -63,7 +63,8 @@ class Metric:
     """Said after what the function needs, where a report leaves it out (``(binary
     relevance)``)."""
     worst: Literal["low", "high"] | None = None
-    """For ``clusters``: whether the lowest or the highest cluster term is the worst."""
+    """For ``clusters``, whether the lowest or the highest cluster term is the worst; for
+    ``pairs``, the same of the pairs (None where no pair is worse than another: EC_g)."""
 
     @property
     def namespace(self) -> str:

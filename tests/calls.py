@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import frameaudit as fa
-from frameaudit import Metric
+from frameaudit import Metric, _registry
 
 # the test frames' column for each report parameter that names one
 COLUMNS: dict[str, Any] = {"relevance": "relevance", "ctr": "ctr", "relevant": "relevant"}
@@ -38,14 +38,7 @@ def arguments(
 ) -> dict[str, Any]:
     """The arguments that call ``metric``: each of its roles' column (``columns`` over
     :data:`COLUMNS`), and the ``values`` of the options it takes (others are ignored)."""
-    entry = _entry(metric)
+    entry = metric if isinstance(metric, Metric) else _registry.entry(metric)
     given = {**COLUMNS, **(columns or {})}
     roles = {role: given[source] for role, source in entry.roles.items()}
     return roles | {option: values[option] for option in entry.options if option in values}
-
-
-def _entry(metric: Metric | str) -> Metric:
-    if isinstance(metric, Metric):
-        return metric
-    (found,) = (m for m in fa.metrics() if m.name == metric)
-    return found

@@ -106,12 +106,10 @@ def clustering(
     roles: dict[str, Any] = {"cluster": cluster, "group": group, "a": a, "b": b}
     resampling: dict[str, Any] = {"point": point, "weight": weight}
     boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
-    labels = [m.name for m in metrics("clustering", "clusters")]
+    labels = metrics("clustering", "clusters")
     details = {
-        name: _tables.eager(
-            getattr(fair, name)(frame, **roles, **resampling, **boot, per_cluster=True)
-        )
-        for name in labels
+        m.name: _tables.eager(m.function(frame, **roles, **resampling, **boot, per_cluster=True))
+        for m in labels
     }
     first = details["cluster_balance"]
     n = (pl.col("n_a") + pl.col("n_b")).alias("n")
@@ -124,8 +122,8 @@ def clustering(
             first.select(cluster, LAYOUT.unit), on=cluster, how="left", nulls_equal=True
         )
     summary = [
-        _row(name, _tables.eager(getattr(fair, name)(frame, **roles, **resampling, **boot)), ci)
-        for name in labels
+        _row(m.name, _tables.eager(m.function(frame, **roles, **resampling, **boot)), ci)
+        for m in labels
     ]
     notes = [
         "Each cluster's balance is min(ρ_a, ρ_b), ρ_g the cluster's share of group g over g's "
@@ -143,10 +141,7 @@ def clustering(
             summary.append(_row("silhouette_difference", silhouette, None))
         if note:
             notes.append(note)
-    worst = [
-        _worst_cluster(per_group, cluster, m.name, m.worst == "low")
-        for m in metrics("clustering", "clusters")
-    ]
+    worst = [_worst_cluster(per_group, cluster, m.name, m.worst == "low") for m in labels]
     return Report(
         family="clustering",
         title=f"Clustering-fairness report: {group} {a!s} vs {b!s} over {cluster}",

@@ -9,7 +9,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
-from frameaudit._registry import entry, metrics
+from frameaudit._registry import metrics
 from frameaudit.fair.ranking import Size
 from frameaudit.report import _charts, _tables, _views
 from frameaudit.report._report import Report
@@ -133,13 +133,13 @@ def ranking(
     summary: list[pl.DataFrame] = []
     worst: list[dict[str, Any]] = []
     with _tables.progress(len(group_metrics) + 3, "ranking report") as step:
-        for entry in group_metrics:
-            name, metric = entry.name, entry.function
-            if any(given[source] is None for source in entry.roles.values()):
+        for declared in group_metrics:
+            name, metric = declared.name, declared.function
+            if any(given[source] is None for source in declared.roles.values()):
                 step()
                 continue  # a column the metric needs was not given
-            extra = {role: given[source] for role, source in entry.roles.items()}
-            extra |= {option: given[option] for option in entry.options}
+            extra = {role: given[source] for role, source in declared.roles.items()}
+            extra |= {option: given[option] for option in declared.options}
             values = _tables.eager(metric(frame, **roles, **extra, combo=None, **boot))
             shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
             joined = [*partitions, *keys]
@@ -346,11 +346,12 @@ def _absent(
 
 def _single(metric: str, result: pl.DataFrame, ci: float | None, note: str | None) -> pl.DataFrame:
     """The summary rows of a single-number metric (combo null), one per partition."""
+    best, scale = _tables.direction(metric)
     rows = result.rename({metric: "value"}).with_columns(
         pl.lit(metric).alias("metric"),
         pl.lit(None, dtype=pl.String).alias("combo"),
-        pl.lit(entry(metric).best).alias("direction"),
-        pl.lit(entry(metric).range).alias("range"),
+        pl.lit(best).alias("direction"),
+        pl.lit(scale).alias("range"),
         pl.when(pl.col("value").is_null()).then(pl.lit(note, dtype=pl.String)).alias("note"),
     )
     if ci is not None:

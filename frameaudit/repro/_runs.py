@@ -510,11 +510,9 @@ def with_intervals(
         )
     # several columns: one interval computation over the long form, then back to one row
     value = "__fa_value"
-    long = _long(
-        values, [*runs.partition, *keys, REPLICATE], columns, runs.source, {value: lambda c: c}
-    )
+    estimate = [*runs.partition, *keys]
+    long = _long(values, [*estimate, REPLICATE], columns, runs.source, {value: lambda c: c})
     result = runs.resampling.interval(long, runs.partition, [*keys, "metric"], value, UNITS)
-    keys = [*runs.partition, *keys]
     parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
     metric = nw.col("metric")
     picks = [
@@ -524,12 +522,12 @@ def with_intervals(
     ]
     wide = aggregate(
         result.with_columns(*picks),
-        keys,
+        estimate,
         *(nw.col(f"{c}{suffix}").max() for c in columns for suffix in parts),
         nw.col(UNITS).max(),
     )
     return wide.select(
-        *keys,
+        *estimate,
         *(f"{c}{suffix}" for c in columns for suffix in ("", "_lo", "_hi")),
         UNITS,
         *(f"{c}_{UNDEFINED}" for c in columns),
