@@ -13,18 +13,16 @@ benchmarks/results/long_ids.md.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+from bench_scale import sampled  # a call measured in a fresh process
+
 RESULTS = Path(__file__).parent / "results" / "long_ids.md"
 GIB = 2**30
-ENGINES = ("polars eager", "polars lazy", "duckdb")
 
-_RUN = """
-import json, os, threading, time
+# the frame (``df``) and the engine's view of it (``frame``), then the call computed
+_SETUP = """
 import numpy as np, polars as pl, duckdb
 import frameaudit as fa
 rng = np.random.default_rng(0)
@@ -35,35 +33,19 @@ rows = [
     for position, i in enumerate(rng.choice(400, size=20, replace=False))
 ]
 df = pl.DataFrame(rows, schema=["query", "rank", "item", "group"], orient="row")
-page = os.sysconf("SC_PAGE_SIZE")
-def resident():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * page
-peak, done = [resident()], threading.Event()
-def watch():
-    while not done.is_set():
-        peak[0] = max(peak[0], resident())
-        time.sleep(0.005)
-threading.Thread(target=watch, daemon=True).start()
-engine = {engine!r}
-frame = {{"polars eager": lambda: df, "polars lazy": df.lazy,
-          "duckdb": lambda: duckdb.connect().from_arrow(df.to_arrow())}}[engine]()
-start = time.perf_counter()
-out = fa.fair.exp(frame, ranking="query", item="item", group="group", ci=0.9, n_boot=200)
-out = {{"polars eager": lambda o: o, "polars lazy": lambda o: o.collect(),
-        "duckdb": lambda o: o.pl()}}[engine](out)
-seconds = time.perf_counter() - start
-done.set()
-print(json.dumps({{"seconds": seconds, "peak": max(peak[0], resident()), "rows": out.height}}))
+frame = {frame}
 """
+ENGINES = {
+    "polars eager": ("df", "{call}"),
+    "polars lazy": ("df.lazy()", "({call}).collect()"),
+    "duckdb": ("duckdb.connect().from_arrow(df.to_arrow())", "({call}).pl()"),
+}
+CALL = 'fa.fair.exp(frame, ranking="query", item="item", group="group", ci=0.9, n_boot=200)'
 
 
 def measure(engine: str, padding: int) -> dict[str, float]:
-    source = _RUN.format(engine=engine, padding=padding)
-    done = subprocess.run(
-        [sys.executable, "-c", source], capture_output=True, text=True, check=True
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    frame, compute = ENGINES[engine]
+    return sampled(_SETUP.format(padding=padding, frame=frame), compute.format(call=CALL))
 
 
 def main() -> None:

@@ -39,12 +39,10 @@ GIB = 2**30
 TARGETS = {"exp": 3.0, "ndkl": 10.0}
 SPILL = Path("/tmp/frameaudit_duckdb_spill")
 
-# One measurement in a fresh process: the call (source text) on ``lf``, the engine's view of
-# the files, computed to the end
+# One measurement in a fresh process: ``{setup}`` runs, then ``{compute}`` (an expression
+# giving a frame) is timed, while a thread samples the resident memory from the start
 _RUN = """
 import json, os, threading, time
-import polars as pl
-import frameaudit as fa
 page = os.sysconf("SC_PAGE_SIZE")
 def resident():
     with open("/proc/self/statm") as f:
@@ -56,7 +54,7 @@ def watch():
         time.sleep(0.005)
 watcher = threading.Thread(target=watch, daemon=True)
 watcher.start()
-{source}
+{setup}
 start = time.perf_counter()
 result = {compute}
 seconds = time.perf_counter() - start
@@ -109,10 +107,15 @@ def metric_call(metric: str) -> str:
 
 def measure(engine: Engine, call: str, folder: Path) -> dict[str, float]:
     """Seconds and peak resident bytes of ``call`` computed on ``engine``, in a new process."""
-    code = _RUN.format(
-        source=engine.source.format(path=str(folder / "*.parquet")),
-        compute=engine.compute.format(call=call),
-    )
+    setup = "import polars as pl\nimport frameaudit as fa\n"
+    setup += engine.source.format(path=str(folder / "*.parquet"))
+    return sampled(setup, engine.compute.format(call=call))
+
+
+def sampled(setup: str, compute: str) -> dict[str, float]:
+    """In a new process: ``setup`` (source text) run, then the expression ``compute`` (giving a
+    frame) timed; its seconds, the peak resident bytes from the start, and its rows."""
+    code = _RUN.format(setup=setup, compute=compute)
     output = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
