@@ -228,6 +228,73 @@ def test_a_partition_of_weight_zero_keeps_its_null_row(constructor: Constructor)
     assert ndkl.rows() == [(None,)]
 
 
+_ZERO_PARTITION: dict[str, tuple[pl.DataFrame, Any]] = {
+    # partition "x" weighs 0 throughout; every unit of "z" weighs 1
+    "cluster_balance": (
+        pl.DataFrame(
+            {
+                "part": ["x", "x", "z", "z", "z", "z"],
+                "point": [1, 2, 3, 4, 5, 6],
+                "cluster": [0, 1, 0, 0, 1, 1],
+                "group": ["a", "b", "a", "b", "a", "b"],
+                "w": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
+            }
+        ),
+        lambda f, **ci: fa.fair.cluster_balance(
+            f, a="a", b="b", point="point", by="part", weight="w", **ci
+        ),
+    ),
+    "ec_global": (
+        pl.DataFrame(
+            {
+                "part": ["x"] * 4 + ["z"] * 4,
+                "run": [1, 1, 2, 2] * 2,
+                "sample": [1, 2, 1, 2, 3, 4, 3, 4],
+                "target": [0, 1] * 4,
+                "prediction": [0, 0, 1, 1, 1, 0, 1, 1],
+                "w": [0.0] * 4 + [1.0] * 4,
+            }
+        ),
+        lambda f, **ci: fa.repro.ec_global(f, by="part", weight="w", **ci),
+    ),
+    "correspondence": (
+        pl.DataFrame(
+            {
+                "part": ["x", "x", "z", "z"],
+                "query": [1, 2, 3, 4],
+                "label": [1, 0, 1, 0],
+                "predicted": [1, 0, 1, 1],
+                "w": [0.0, 0.0, 1.0, 1.0],
+            }
+        ),
+        lambda f, **ci: fa.explain.correspondence(
+            f, by="part", query="query", weighted=False, weight="w", **ci
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("metric", list(_ZERO_PARTITION))
+def test_every_family_keeps_a_partition_of_weight_zero(
+    constructor: Constructor, metric: str
+) -> None:
+    frame, call = _ZERO_PARTITION[metric]
+    point = to_polars(call(constructor(frame)))
+    assert point["part"].to_list() == ["x", "z"]
+    assert point[metric][0] is None
+    assert point[metric][1] is not None
+    # the rows of weight 0 contribute nothing: the same value as without them
+    alone = to_polars(call(constructor(frame.filter(pl.col("part") == "z"))))
+    assert point.row(1) == alone.row(0)
+    # the units of weight 1 in "z": four points, two samples, two queries
+    counted = {"cluster_balance": ("points", 4), "ec_global": ("samples", 2)}
+    name, units = counted.get(metric, ("queries", 2))
+    with_ci = to_polars(call(constructor(frame), ci=0.9, n_boot=20))
+    assert with_ci[name].to_list() == [0, units]
+    assert with_ci["undefined_replicates"][0] == 20
+    assert with_ci[f"{metric}_lo"][0] is None
+
+
 # --- weights and coordinates near the limits of a float ----------------------------------------
 
 _RANKS = pl.DataFrame(

@@ -14,7 +14,9 @@ on every engine:
 * :mod:`~frameaudit._engine.plans`: the plan steps whose best form depends on the engine;
 * :mod:`~frameaudit._engine.screens`: native Polars screens over neighbouring rows;
 * :mod:`~frameaudit._engine.kernels`: the numpy kernels run on a plan's rows;
-* :mod:`~frameaudit._engine.resample`: the bootstrap's unit counts and percentile intervals.
+* :mod:`~frameaudit._engine.resample`: the bootstrap's unit counts and percentile intervals;
+* :mod:`~frameaudit._engine.estimate`: one call's estimation (units, weights, bootstrap,
+  interval, the finished frame), used by every family.
 
 The imports go one way: this package uses :mod:`frameaudit._expr`,
 :mod:`frameaudit.exceptions` and :mod:`frameaudit._kernels`, and nothing that uses it
@@ -38,6 +40,7 @@ from frameaudit._engine.convert import (
     schema_names,
     to_engine,
 )
+from frameaudit._engine.estimate import Estimation, estimation
 from frameaudit._engine.kernels import (
     NEIGHBOURS,
     group_silhouettes,
@@ -93,6 +96,7 @@ __all__ = [
     "Check",
     "Diagnosis",
     "DistinctSizes",
+    "Estimation",
     "FastPlan",
     "Kind",
     "PolarsExpr",
@@ -105,6 +109,7 @@ __all__ = [
     "cached",
     "count_distinct",
     "distinct_sizes",
+    "estimation",
     "exact_means",
     "exact_sums",
     "expressions",

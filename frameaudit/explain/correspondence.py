@@ -24,15 +24,12 @@ from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
-    Bootstrap,
-    Source,
+    Estimation,
     agreement_screen,
     cached,
+    estimation,
     exact_sums,
-    from_engine,
-    interval,
     requested_bootstrap,
-    resampling,
     text,
 )
 from frameaudit._expr import null_float, safe_div
@@ -401,12 +398,20 @@ def correspondence(
         per_query = cached(per_query)
         checks.append(_one_prediction(per_query, query_names[0], predicted))
     per_query = _with_bands(per_query, high=high, medium=medium)
+    # a query of weight 0 is left out (also from the bootstrap's numbering of the queries)
+    per_query, estimated = estimation(
+        per_query,
+        source,
+        by=by_names,
+        units=query_names,
+        counted=UNITS,
+        weight=weight,
+        bootstrap=bootstrap,
+    )
     if not by_names:
         result = per_query.select(*keys, "correspondence", "band")
-        return from_engine(result, source, sort_by=keys, checks=checks)
-    summary = _summary(per_query, by_names, keys, weight=weight, bootstrap=bootstrap, like=source)
-    replicates = bootstrap.n_boot if bootstrap else 0
-    return from_engine(summary, source, sort_by=by_names, checks=checks, replicates=replicates)
+        return estimated.finish(result, checks=checks, sort_by=keys)
+    return estimated.finish(_summary(per_query, estimated, keys), checks=checks)
 
 
 def _refuse_per_query(weight: str | None, ci: float | None) -> None:
@@ -477,24 +482,16 @@ def _with_bands(per_query: nw.LazyFrame[Any], *, high: float, medium: float) -> 
 
 
 def _summary(
-    per_query: nw.LazyFrame[Any],
-    by: list[str],
-    keys: list[str],
-    *,
-    weight: str | None,
-    bootstrap: Bootstrap | None,
-    like: Source,
+    per_query: nw.LazyFrame[Any], estimated: Estimation, keys: list[str]
 ) -> nw.LazyFrame[Any]:
     """Per ``by`` partition: the mean correspondence and the counts of queries per band.
 
-    Sums over the queries (``keys``), each weighted by its unit weight: a query of weight 0 is
-    left out (also from the bootstrap's numbering of the queries). With a bootstrap, the mean
-    gains its interval, and the number of queries behind it.
+    Sums over the queries (``keys``), each weighted by its unit weight. With a bootstrap, the
+    mean gains its interval, and the number of queries behind it.
     """
+    by, weight = estimated.by, estimated.weight
     value = nw.col("correspondence")
-    if weight is not None:
-        per_query = per_query.filter(nw.col(weight) > 0)
-    unit = nw.col(weight).cast(nw.Float64) if weight is not None else nw.lit(1, dtype=nw.Int64)
+    unit = estimated.unit_weight(integer=True)
     # what each query adds to the sums (conditional columns first, then the aggregation)
     terms = per_query.with_columns(unit.alias(_UNIT_WEIGHT)).with_columns(
         *(
@@ -514,23 +511,21 @@ def _summary(
         (nw.col(_WEIGHTED_VALUE) * unit_weight).alias(_WEIGHTED_VALUE),
         _HAS_VALUE,
     )
-    if bootstrap is not None:
+    if estimated.bootstrap is not None:
         terms = cached(terms)  # read by the sums and by the replicates
     mean = safe_div(nw.col(_WEIGHTED_VALUE), nw.col(_DEFINED)).alias("correspondence")
     count_type = nw.Float64 if weight is not None else nw.Int64
     counts = [nw.col(c).cast(count_type) for c in _COUNTS]
     totals = (_WEIGHTED_VALUE, _DEFINED, _HAS_VALUE, *_COUNTS)
     sums = exact_sums(terms, by, totals)
-    if bootstrap is None:
+    if estimated.bootstrap is None:
         return sums.select(*by, mean, *counts)
     # the queries behind the mean: those whose correspondence is defined
     units = sums.select(*by, nw.col(_HAS_VALUE).cast(nw.Int64).alias(UNITS))
     # the mean is a ratio of the two sums: no normalisation needed
-    replicates = resampling(terms, keys, bootstrap, like).summed(
-        terms, by, [], [_WEIGHTED_VALUE, _DEFINED], normalised=False
-    )
-    summary = interval(
-        replicates.select(*by, REPLICATE, mean), by, "correspondence", bootstrap, units=units
+    replicates = estimated.summed(terms, [], [_WEIGHTED_VALUE, _DEFINED])
+    summary = estimated.interval(
+        replicates.select(*by, REPLICATE, mean), [], "correspondence", units=units
     )
     return summary.join(sums.select(*by, *counts), on=by, how="left").select(
         *by, "correspondence", "correspondence_lo", "correspondence_hi", *_COUNTS, UNITS, UNDEFINED

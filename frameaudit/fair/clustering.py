@@ -32,7 +32,7 @@ Where frameaudit and holisticai 1.0.14 differ, the documentation's "Differences"
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
@@ -40,24 +40,20 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
-    REPLICATE,
     UNDEFINED,
     Bootstrap,
-    Resampling,
-    Source,
+    Estimation,
     align,
     cached,
+    estimation,
     exact_means,
     exact_sums,
-    from_engine,
     group_silhouettes,
     nearest_centroid_sums,
     requested_bootstrap,
-    resampling,
     text,
 )
 from frameaudit._expr import (
-    WHOLE,
     aggregate,
     hashed_keys,
     joined_on,
@@ -104,33 +100,23 @@ class _Prepared:
 
     ``frame`` holds the role columns and the partition key (``WHOLE`` without ``by``), only
     the points of positive weight; for the distance metrics also the group code ``_CODE`` and
-    the features as Float64 columns named in ``features``.
+    the features as Float64 columns named in ``features``. Every clustering statistic is a
+    ratio of sums over points: the replicates' sums need no normalisation.
     """
 
-    source: Source
+    estimation: Estimation
     frame: nw.LazyFrame[Any]
-    by: list[str]
     features: list[str]
     checks: list[validate.Check]
-    partition: list[str] = field(default_factory=list)
-    point: str | None = None
-    weight: str | None = None
-    bootstrap: Bootstrap | None = None
-    resampling: Resampling | None = None
 
     @property
-    def units(self) -> list[str]:
-        """The key of a point: the partition and the point id."""
-        return [*self.partition, *([self.point] if self.point else [])]
-
-    @property
-    def estimates(self) -> list[str]:
-        """The keys of one estimate: the partition, and with a bootstrap the replicate."""
-        return [*self.partition, REPLICATE] if self.resampling else self.partition
+    def by(self) -> list[str]:
+        """The ``by`` columns (the centroids' and the kernels' keys)."""
+        return self.estimation.by
 
     def point_weight(self) -> nw.Expr:
-        """A point's weight (``weight=``), else 1."""
-        return nw.col(self.weight).cast(nw.Float64) if self.weight else nw.lit(1, dtype=nw.Int64)
+        """A point's weight (``weight=``), else 1 (Int64)."""
+        return self.estimation.unit_weight(integer=True)
 
 
 def _check_group_values(dtype: Any, group: str, values: dict[str, Any]) -> None:
@@ -274,22 +260,16 @@ def _prepare(
                 lf, [*by_names, point], f"point={point!r}", "each point needs its own id"
             )
         )
-    if weight is not None:
-        lf = lf.filter(nw.col(weight) > 0)
-    partition = by_names or [WHOLE]
-    units = [*partition, *([point] if point else [])]
-    return _Prepared(
-        source,
+    lf, estimated = estimation(
         lf,
-        by_names,
-        list(labels),
-        checks,
-        partition,
-        point,
-        weight,
-        bootstrap,
-        None if bootstrap is None else resampling(lf, units, bootstrap, source),
+        source,
+        by=by_names,
+        units=[point] if point else [],
+        counted=UNITS,
+        weight=weight,
+        bootstrap=bootstrap,
     )
+    return _Prepared(estimated, lf, list(labels), checks)
 
 
 def _present(
@@ -382,20 +362,6 @@ _SHARES: dict[str, tuple[Callable[[], nw.Expr], tuple[str, ...]]] = {
 }
 
 
-def _over_points(
-    prep: _Prepared, points: nw.LazyFrame[Any], keys: Sequence[str], sums: Sequence[str]
-) -> nw.LazyFrame[Any]:
-    """The columns ``sums`` of ``points`` (rows keyed by a point) summed per (estimate, ``keys``).
-
-    With a bootstrap, each point counts k_{b,u} times in replicate b (and once in the point
-    estimate): points × replicates pairs, which flow through to the aggregation.
-    """
-    if prep.resampling is None:
-        return exact_sums(points, [*prep.partition, *keys], sums)
-    # every clustering statistic is a ratio of these sums: no normalisation needed
-    return prep.resampling.summed(points, prep.partition, keys, sums, normalised=False)
-
-
 def _conclude(
     prep: _Prepared,
     values: nw.LazyFrame[Any],
@@ -408,18 +374,10 @@ def _conclude(
     ``values`` holds ``metric`` and the columns ``before`` (shown before it) per (estimate,
     ``keys``).
     """
-    shown = [*prep.by, *keys]
-    if prep.bootstrap is None:
-        result = values.select(*shown, *before, metric)
-    else:
-        assert prep.resampling is not None
-        summary = prep.resampling.interval(values, prep.partition, keys, metric, UNITS, also=before)
-        bounds = [f"{metric}_lo", f"{metric}_hi"]
-        result = summary.select(*shown, *before, metric, *bounds, UNITS, UNDEFINED)
-    replicates = prep.bootstrap.n_boot if prep.bootstrap else 0
-    return from_engine(
-        result, prep.source, sort_by=shown, checks=prep.checks, replicates=replicates
-    )
+    estimation = prep.estimation
+    result = estimation.interval(values, keys, metric, also=before)
+    order = [*estimation.partition, *keys, *before, metric, *estimation.outputs(metric)]
+    return estimation.finish(result.select(order), keys, checks=prep.checks)
 
 
 def _label_metric(
@@ -461,12 +419,14 @@ def _label_metric(
     )
     # The one pass over the data. The checks read it too: cached, it is computed once.
     if weight is None and bootstrap is None:
-        keys = [*prep.partition, cluster, group]
+        keys = [*prep.estimation.partition, cluster, group]
         counts = aggregate(prep.frame, keys, nw.len().alias(_POINTS))
     else:
         points = prep.frame.with_columns(prep.point_weight().alias(_POINTS))
         # a cell no drawn point holds is not in that replicate's data
-        counts = _over_points(prep, points, [cluster, group], [_POINTS]).filter(nw.col(_POINTS) > 0)
+        counts = prep.estimation.summed(points, [cluster, group], [_POINTS]).filter(
+            nw.col(_POINTS) > 0
+        )
     counts = cached(counts)
     # with a bootstrap the counts are per replicate: the checks read the points instead
     _present(prep, prep.frame if bootstrap else counts, metric, group=group, a=a, b=b)
@@ -479,7 +439,7 @@ def _label_metric(
             ((nw.col(group) == a).cast(size) * n).alias("n_a"),
             ((nw.col(group) == b).cast(size) * n).alias("n_b"),
         ),
-        [*prep.estimates, cluster],
+        [*prep.estimation.estimates, cluster],
         _COUNTS,
     )
     term, reduction, needed = _LABEL_METRICS[metric]
@@ -488,26 +448,26 @@ def _label_metric(
     if derived:
         wanted = {total: column for total, column in _TOTALS.items() if total in totals}
         summed = exact_sums(
-            per.select(*prep.estimates, *(_f64(c).alias(t) for t, c in wanted.items())),
-            prep.estimates,
+            per.select(*prep.estimation.estimates, *(_f64(c).alias(t) for t, c in wanted.items())),
+            prep.estimation.estimates,
             list(wanted),
         )
-        hashed = hashed_keys(prep.estimates)
+        hashed = hashed_keys(prep.estimation.estimates)
         per = joined_on(per, summed.select(*hashed, *wanted), hashed).with_columns(
             _SHARES[name][0]().alias(name) for name in derived
         )
     detail = per.with_columns(term().alias(metric))
     if per_cluster:
         sizes = (nw.col(c).cast(size) for c in _COUNTS)
-        detail = detail.select(*prep.estimates, cluster, *sizes, *_SHARES, metric)
+        detail = detail.select(*prep.estimation.estimates, cluster, *sizes, *_SHARES, metric)
         return _conclude(prep, detail, metric, [cluster], [*_COUNTS, *_SHARES])
     reductions = [nw.col(metric).count().alias(_DEFINED), nw.len().alias(_POINTS)]
     if reduction == "min":
-        reduced = aggregate(detail, prep.estimates, nw.col(metric).min(), *reductions)
+        reduced = aggregate(detail, prep.estimation.estimates, nw.col(metric).min(), *reductions)
     else:
-        reduced = exact_sums(detail, prep.estimates, [metric], *reductions)
+        reduced = exact_sums(detail, prep.estimation.estimates, [metric], *reductions)
     summary = reduced.select(
-        *prep.estimates,
+        *prep.estimation.estimates,
         nw.when(nw.col(_DEFINED) < nw.col(_POINTS))
         .then(null_float())
         .otherwise(nw.col(metric))
@@ -844,7 +804,7 @@ def _centroids(
 
     With ``weight=``, the means are weighted (a point of weight k counts as k points).
     """
-    if centroids is None and prep.weight is None:
+    if centroids is None and prep.estimation.weight is None:
         means = exact_means(prep.frame, [*prep.by, cluster], prep.features)
         return means.select(*prep.by, *prep.features)
     if centroids is None:
@@ -865,7 +825,7 @@ def _centroids(
         **dict.fromkeys(names, "features"),
         **dict.fromkeys(prep.by, "by"),
     }
-    other = align(centroids, prep.source, columns, frame_name="centroids")
+    other = align(centroids, prep.estimation.source, columns, frame_name="centroids")
     expressions, labels = _feature_columns(other, names, where=" in centroids")
     if len(expressions) != len(prep.features):
         msg = (
@@ -892,7 +852,7 @@ def _nearest_in_memory(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFr
     return nearest_centroid_sums(
         prep.frame,
         centres,
-        prep.source,
+        prep.estimation.source,
         by=prep.by,
         code=_CODE,
         features=prep.features,
@@ -912,9 +872,10 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
     """
     xs = prep.features
     cs = [f"__fa_c{j}" for j in range(len(xs))]
-    keys = prep.partition
-    distinct = [*(prep.units if prep.resampling else keys), _CODE, *xs]
-    weight = prep.point_weight().sum() if prep.weight else nw.len()
+    keys = prep.estimation.partition
+    resampled = prep.estimation.bootstrap is not None
+    distinct = [*(prep.estimation.units if resampled else keys), _CODE, *xs]
+    weight = prep.point_weight().sum() if prep.estimation.weight else nw.len()
     points = prep.frame.filter(nw.col(_CODE) > 0).group_by(distinct).agg(weight.alias("__fa_w"))
     pairs = points.join(
         partitioned(centres, prep.by).select(
@@ -941,14 +902,9 @@ def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFram
             (in_b * weight).alias(_COUNT_B),
         )
     )
-    stats = _over_points(prep, per_point, [], [_SUM_A, _COUNT_A, _SUM_B, _COUNT_B])
+    stats = prep.estimation.summed(per_point, [], [_SUM_A, _COUNT_A, _SUM_B, _COUNT_B])
     # every estimate has a row, also where no point of a or b is drawn (null)
-    estimates = (
-        prep.resampling.estimates(prep.partition)
-        if prep.resampling
-        else prep.frame.select(prep.partition).unique()
-    )
-    return estimates.join(stats, on=prep.estimates, how="left")
+    return prep.estimation.grid(prep.frame).join(stats, on=prep.estimation.estimates, how="left")
 
 
 @registered(
@@ -1062,18 +1018,22 @@ def social_fairness_ratio(
     )
     # (a KeyError, depending on the partitioning): an error beats a result that only sometimes
     # comes
-    prep.source.refuse_dask(
+    prep.estimation.source.refuse_dask(
         metric, "Dask's optimizer fails on its join and per-point grouping, on some partitionings"
     )
     _present(prep, prep.frame, metric, group=group, a=a, b=b)
     centres = _centroids(prep, centroids, cluster=cluster, features=features)
     # the kernel returns sums per partition: weighted or per-replicate sums need the query
-    if prep.source.kind.on_polars and weight is None and prep.resampling is None:
+    if (
+        prep.estimation.source.kind.on_polars
+        and weight is None
+        and prep.estimation.bootstrap is None
+    ):
         stats = partitioned(_nearest_in_memory(prep, centres), prep.by)
     else:
         stats = _nearest_by_join(prep, centres)
     means = stats.select(
-        *prep.estimates,
+        *prep.estimation.estimates,
         _over_positive(nw.col(_SUM_A), _f64(_COUNT_A)).alias("__fa_mean_a"),
         _over_positive(nw.col(_SUM_B), _f64(_COUNT_B)).alias("__fa_mean_b"),
     )
@@ -1082,7 +1042,7 @@ def social_fairness_ratio(
     ratio = safe_div(nw.col("__fa_mean_a"), nw.col("__fa_mean_b")).alias(metric)
     # (two steps: narwhals would build the division twice inside nan_to_null)
     result = means.with_columns(ratio).select(
-        *prep.estimates, nan_to_null(nw.col(metric)).alias(metric)
+        *prep.estimation.estimates, nan_to_null(nw.col(metric)).alias(metric)
     )
     return _conclude(prep, result, metric)
 
@@ -1281,7 +1241,7 @@ def silhouette_difference(
     prep.checks.append(_at_least_two_clusters(prep, cluster))
     means = group_silhouettes(
         prep.frame,
-        prep.source,
+        prep.estimation.source,
         by=prep.by,
         cluster=cluster,
         code=_CODE,
@@ -1302,4 +1262,4 @@ def silhouette_difference(
         mean_b.alias("silhouette_b"),
         *outputs[2:],
     )
-    return from_engine(result, prep.source, sort_by=prep.by, checks=prep.checks)
+    return prep.estimation.finish(result, checks=prep.checks)

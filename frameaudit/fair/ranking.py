@@ -43,19 +43,18 @@ from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     PROVED,
-    REPLICATE,
     RUN,
     SINGLE,
     UNDEFINED,
     Bootstrap,
     DistinctSizes,
+    Estimation,
     FastPlan,
-    Resampling,
     Source,
     align,
     cached,
     count_distinct,
-    distinct_sizes,
+    estimation,
     exact_means,
     exact_sums,
     frame_from_columns,
@@ -65,7 +64,6 @@ from frameaudit._engine import (
     order_within,
     proven_or_exact,
     requested_bootstrap,
-    resampling,
     runs_along,
     schema_names,
     sorted_screen,
@@ -151,13 +149,10 @@ _RANKING_UNCERTAINTY = uncertainty_parameters(
 
 @dataclass
 class _Prepared:
-    """A validated ranking frame and the names of its roles."""
+    """A validated ranking frame, the names of its roles and how the call estimates."""
 
-    source: Source
+    estimation: Estimation
     frame: nw.LazyFrame[Any]
-    by: list[str]
-    partition: list[str]
-    rankings: list[str]
     groups: list[str]
     rank: str
     item: str | None
@@ -166,21 +161,12 @@ class _Prepared:
     """The groups a combo compares when listed (a mapping's or ``universe=``); None: the
     groups the data holds (in any partition, in rankings of positive weight)."""
     checks: list[validate.Check] = field(default_factory=list)
-    weight: str | None = None
-    bootstrap: Bootstrap | None = None
-    resampling: Resampling | None = None
     size: Size = "rows"
-    partitions: nw.LazyFrame[Any] | None = None
-    """With ``weight=``: every partition of the frame, those whose rankings all weigh 0 too."""
 
     @property
-    def estimates(self) -> list[str]:
-        """The keys of one estimate: the partition, and with a bootstrap the replicate."""
-        return [*self.partition, REPLICATE] if self.bootstrap else self.partition
-
-    def row_weight(self) -> nw.Expr:
-        """The weight of a row: its ranking's unit weight (``weight=``), else 1."""
-        return nw.col(self.weight).cast(nw.Float64) if self.weight else nw.lit(1.0)
+    def rankings(self) -> list[str]:
+        """The columns that key a ranking: the partition's and ``ranking=``."""
+        return self.estimation.units
 
 
 def _prepare(
@@ -270,13 +256,12 @@ def _prepare(
     lf = partitioned(lf, by_names)
     distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
     checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
-    weighted_out = None
     if weight is not None:
         checks += validate.unit_weights(lf, weight, rankings, "ranking")
-        # weight 0 leaves the ranking out, from the sums and from the group sizes alike; a
-        # partition whose every ranking weighs 0 still has its (null) row
-        weighted_out = lf.select(partition).unique()
-        lf = lf.filter(nw.col(weight) > 0)
+    # weight 0 leaves the ranking out, from the sums and from the group sizes alike
+    lf, estimated = estimation(
+        lf, source, by=by_names, units=rankings, counted=UNITS, weight=weight, bootstrap=bootstrap
+    )
     mapping = None
     if groups is not None:
         assert item is not None
@@ -294,24 +279,16 @@ def _prepare(
             )
             raise InvalidParameterError(msg)
         size = "items" if item is not None else "rows"
-    resampled = None if bootstrap is None else resampling(lf, rankings, bootstrap, source)
     return _Prepared(
-        source,
+        estimated,
         lf,
-        by_names,
-        partition,
-        rankings,
         group_names,
         rank,
         item,
         mapping,
         known,
         checks,
-        weight,
-        bootstrap,
-        resampled,
         size if several else "rows",
-        weighted_out,
     )
 
 
@@ -510,17 +487,12 @@ def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> validate.Check:
 def _over_units(
     prep: _Prepared, frame: nw.LazyFrame[Any], keys: Sequence[str], sums: Sequence[str]
 ) -> nw.LazyFrame[Any]:
-    """The columns ``sums`` summed per (estimate, ``keys``).
+    """The columns ``sums`` summed per (estimate, ``keys``): over the rankings' rows.
 
-    Without a bootstrap, over the partition's rows. With one, over its rankings, each counted
-    k_{b,u} times in replicate b (normalised to the partition's number of rankings; once in
-    the point estimate).
+    With a bootstrap normalised to the partition's number of rankings: totals (ERBE, IAA, V_g
+    over a mapping's fixed size, the distinct-item sizes) are among the ranking metrics.
     """
-    if prep.resampling is None:
-        return exact_sums(frame, [*prep.partition, *keys], sums)
-    # totals (ERBE, IAA, V_g over a mapping's fixed size, the distinct-item sizes) need the
-    # replicates normalised to the partition's number of rankings
-    return prep.resampling.summed(frame, prep.partition, keys, sums, normalised=True)
+    return prep.estimation.summed(frame, keys, sums, normalised=True)
 
 
 def _distinct(prep: _Prepared, rows: nw.LazyFrame[Any]) -> DistinctSizes | None:
@@ -528,18 +500,10 @@ def _distinct(prep: _Prepared, rows: nw.LazyFrame[Any]) -> DistinctSizes | None:
 
     ``rows`` are the frame's rows with the numerator ``_NUM`` the replicates sum.
     """
-    if prep.resampling is None or prep.size != "items" or prep.mapping is not None:
+    if prep.size != "items" or prep.mapping is not None:
         return None
     assert prep.item is not None
-    return distinct_sizes(
-        rows,
-        prep.partition,
-        prep.groups,
-        item=prep.item,
-        units=prep.rankings,
-        numerator=_NUM,
-        name=_SIZE,
-    )
+    return prep.estimation.distinct(rows, prep.groups, item=prep.item, numerator=_NUM, name=_SIZE)
 
 
 def _with_sizes(
@@ -554,11 +518,10 @@ def _with_sizes(
     if prep.mapping is not None:
         return sums
     if prep.size == "items":
-        if distinct is not None:
-            return distinct.sized(sums, _SIZE)
         assert prep.item is not None
-        counts = count_distinct(prep.frame, [*prep.partition, *prep.groups], {prep.item: _SIZE})
-        return sums.join(counts, on=[*prep.partition, *prep.groups], how="left")
+        return prep.estimation.sized(
+            sums, prep.frame, prep.groups, item=prep.item, name=_SIZE, distinct=distinct
+        )
     return sums.with_columns(nw.col(_ROWS).alias(_SIZE))
 
 
@@ -576,7 +539,8 @@ def _per_group(
     sizes) has a row in every estimate: one that no row (or no drawn ranking) holds has zero
     sums and, without a mapping, size 0, so that its V_g is 0, or null where it is 0/0.
     """
-    keys = [*prep.estimates, *prep.groups]
+    estimation = prep.estimation
+    keys = [*estimation.estimates, *prep.groups]
     schema = sums.collect_schema()
     filled = [nw.col(c).fill_null(0.0) for c in (_NUM, _ROWS, _DEN, _SIZE) if c in schema]
     if prep.mapping is not None:
@@ -587,23 +551,18 @@ def _per_group(
     # that fast branch and the sums (EXP on 10^8 rows peaked at 2.5 GiB, 0.57 so). With one,
     # from two small scans of the data, so that ``sums`` (the replicates') is read once.
     seen = prep.frame
-    if prep.resampling is None:
+    if estimation.bootstrap is None:
         sums = cached(sums)
         seen = sums
     if prep.mapping is None:
         universe = prep.universe if prep.universe is not None else seen.select(prep.groups).unique()
-    estimates = (
-        seen.select(prep.partition).unique()
-        if prep.resampling is None
-        else prep.resampling.estimates(prep.partition)
-    )
-    sums = estimates.join(universe, how="cross").join(sums, on=keys, how="left")
+    sums = estimation.grid(seen).join(universe, how="cross").join(sums, on=keys, how="left")
     sums = sums.with_columns(*filled)
     den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
     value = safe_div(nw.col(_NUM), den).alias(metric)
     if _SIZE not in sums.collect_schema():
         return sums.select(*keys, value)
-    size = nw.col(_SIZE).cast(nw.Float64 if prep.weight else nw.Int64)
+    size = nw.col(_SIZE).cast(nw.Float64 if estimation.weight else nw.Int64)
     return sums.select(*keys, value, size.alias(_SIZE))
 
 
@@ -618,10 +577,11 @@ def _finish(
     if combo is None:
         return _conclude(prep, per_group, metric, prep.groups, also=[_SIZE])
     if isinstance(combo, str):
-        combined = _combine(per_group, prep.estimates, metric, [combo])
+        combined = _combine(per_group, prep.estimation.estimates, metric, [combo])
         return _conclude(prep, combined.rename({combo: metric}), metric, [])
-    combined = _combine(per_group, prep.estimates, metric, list(combo)).unpivot(
-        on=list(combo), index=prep.estimates, variable_name=COMBO, value_name=metric
+    estimates = prep.estimation.estimates
+    combined = _combine(per_group, estimates, metric, list(combo)).unpivot(
+        on=list(combo), index=estimates, variable_name=COMBO, value_name=metric
     )
     return _conclude(prep, combined, metric, [COMBO], combos=list(combo))
 
@@ -641,29 +601,10 @@ def _conclude(
     the group size ``_SIZE`` among them is shown as ``n``. ``combos``: the combos named in a
     ``COMBO`` key.
     """
-    shown, estimate = [*prep.by, *keys], [*prep.partition, *keys]
-    if prep.bootstrap is None:
-        result = values.select(*estimate, metric, *also)
-    else:
-        assert prep.resampling is not None
-        result = prep.resampling.interval(values, prep.partition, keys, metric, UNITS, also=also)
-    replicates = prep.bootstrap.n_boot if prep.bootstrap else 0
-    if prep.partitions is not None and not set(prep.groups) & set(keys):
-        # a partition whose rankings all weigh 0: a null value, no unit, no defined replicate
-        every = prep.partitions
-        if combos:
-            named = frame_from_columns({COMBO: list(combos)}, prep.source, parameter="combo")
-            every = every.join(named, how="cross")
-        result = every.join(result, on=estimate, how="left")
-        if prep.bootstrap is not None:
-            result = result.with_columns(
-                nw.col(UNITS).fill_null(0), nw.col(UNDEFINED).fill_null(replicates)
-            )
-    result = result.drop(*(c for c in prep.partition if c not in prep.by))
+    result = prep.estimation.interval(values, keys, metric, also=also)
     result = result.rename({_SIZE: "n"}) if _SIZE in also else result
-    return from_engine(
-        result, prep.source, sort_by=shown, checks=prep.checks, replicates=replicates
-    )
+    listed = {COMBO: combos} if combos else {}
+    return prep.estimation.finish(result, keys, checks=prep.checks, listed=listed)
 
 
 @constraints(combo=Choice(COMBOS))
@@ -853,7 +794,7 @@ def _pooled_metric(
         prep.checks.append(
             validate.binary(prep.frame, values["relevance"], "relevance", metric.upper())
         )
-    weighted = prep.row_weight()
+    weighted = prep.estimation.unit_weight()
     columns = {_NUM: numerator.cast(nw.Float64) * weighted, _ROWS: weighted}
     if denominator == "sum":
         columns[_DEN] = nw.col(values["relevance"]).cast(nw.Float64) * weighted
@@ -1340,7 +1281,7 @@ def erbr(
 
 def _with_order(prep: _Prepared, metric: str) -> nw.LazyFrame[Any]:
     """Add each row's 1-based order within its ranking (``_ORDER``), by position."""
-    prep.source.require_ordered_windows(metric)
+    prep.estimation.source.require_ordered_windows(metric)
     return prep.frame.with_columns(order_within(prep.frame, prep.rank, prep.rankings).alias(_ORDER))
 
 
@@ -1410,7 +1351,7 @@ def arp(
         return FastPlan(fast, fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min()))
 
     exact = _arp_per_ranking(prep, _with_order(prep, "arp"), nw.col(_ORDER))
-    per_ranking = proven_or_exact(exact, without_window, in_memory=prep.source.in_memory)
+    per_ranking = proven_or_exact(exact, without_window, in_memory=prep.estimation.source.in_memory)
     sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
     if combo is None:
         # the replicates' sizes are not shown (ARP's V_g does not divide by them)
@@ -1427,7 +1368,7 @@ def _arp_per_ranking(
     ranking's length (``_RANKINGS``).
     """
     ngr = nw.col("__fa_ngr")
-    weighted = prep.row_weight()
+    weighted = prep.estimation.unit_weight()
     return (
         aggregate(
             frame,
@@ -1436,7 +1377,7 @@ def _arp_per_ranking(
             nw.len().alias("__fa_ngr"),
             order.min().alias("__fa_lo"),
             order.max().alias("__fa_hi"),
-            *([nw.col(prep.weight).max()] if prep.weight else []),
+            *([nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []),
         )
         .with_columns(ngr.cast(nw.Float64))
         .with_columns(over(ngr.sum(), prep.rankings).alias(_RANKINGS))
@@ -1555,7 +1496,11 @@ def ndkl(
         # along each ranking gives the running count and H(j − 1), holding one ranking at a
         # time (proved from the same pass; the windows only when the proof fails). Only the
         # columns that pass needs: each becomes a list per ranking.
-        columns = [*prep.rankings, *prep.groups, *([prep.weight] if prep.weight else [])]
+        columns = [
+            *prep.rankings,
+            *prep.groups,
+            *([prep.estimation.weight] if prep.estimation.weight else []),
+        ]
         ordered = prep.frame.select(*columns, nw.col(rank).cast(nw.Int64).alias(_ORDER))
         runs = runs_along(
             ordered.with_columns(order_terms["__fa_term"].alias("__fa_term")),
@@ -1586,13 +1531,13 @@ def ndkl(
             fast.drop("__fa_lo", "__fa_hi", RUN), fast.select(proved.min().alias(PROVED)), likely
         )
 
-    per_ranking = proven_or_exact(exact, one_pass, in_memory=prep.source.in_memory)
+    per_ranking = proven_or_exact(exact, one_pass, in_memory=prep.estimation.source.in_memory)
     # Σ_i w_i KL(P_i ‖ D) = Σ_j δ_j (H(n) − H(j − 1)), over Σ_i w_i
     value = (nw.col("__fa_h") * nw.col("__fa_delta") - nw.col("__fa_delta_h")) / nw.col("__fa_z")
     # a group with no reference share in a ranking's top prefixes: KL(P_i ‖ D) is +inf
     value = nw.when(nw.col(_OFF_TARGET) > 0).then(nw.lit(float("inf"))).otherwise(value)
     # the mean over rankings, each weighted by its unit weight (and count in a replicate)
-    weighted = prep.row_weight()
+    weighted = prep.estimation.unit_weight()
     terms = per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl")).with_columns(
         (nw.col("ndkl") * weighted).alias(_NUM), weighted.alias(_DEN)
     )
@@ -1645,7 +1590,11 @@ def _reference(prep: _Prepared, target: Target | None, *, listed: bool) -> _Refe
     elif prep.item is not None:
         sizes = count_distinct(prep.frame, groups, {prep.item: "__fa_ng"})
     else:
-        rows = nw.col(prep.weight).cast(nw.Float64).sum() if prep.weight else nw.len()
+        rows = (
+            nw.col(prep.estimation.weight).cast(nw.Float64).sum()
+            if prep.estimation.weight
+            else nw.len()
+        )
         sizes = aggregate(prep.frame, groups, rows.alias("__fa_ng"))
     ng = nw.col("__fa_ng").cast(nw.Float64)
     if prep.universe is not None and prep.mapping is None:
@@ -1665,7 +1614,7 @@ def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
     [0, 1] summing to 1 (per key), every group of the data with a share, and with a listed
     universe no group outside it.
     """
-    groups, source = prep.groups, prep.source
+    groups, source = prep.groups, prep.estimation.source
     schema = prep.frame.collect_schema()
     keys: list[str] = []
     if isinstance(target, Mapping):
@@ -1782,7 +1731,7 @@ def _ndkl_sums(
     rows = rows.with_columns(step.alias("__fa_delta")).with_columns(
         (nw.col("__fa_delta") * nw.col("__fa_term_before")).alias("__fa_delta_h")
     )
-    weight = [nw.col(prep.weight).max()] if prep.weight else []
+    weight = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
     sums = ["__fa_delta", "__fa_delta_h", *summed]
     groups = exact_sums(
         rows,
@@ -1907,12 +1856,14 @@ def iaa(
         bootstrap=requested_bootstrap(ci, n_boot, seed),
     )
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
-    rows = prep.frame.with_columns((gap * prep.row_weight()).alias("__fa_gap"))
-    if item is not None and prep.rankings != prep.partition:
+    rows = prep.frame.with_columns((gap * prep.estimation.unit_weight()).alias("__fa_gap"))
+    if item is not None and prep.rankings != prep.estimation.partition:
         # amortized: an item's gaps add up over its rankings before the absolute value
         per_item = _over_units(prep, rows, [item], ["__fa_gap"])
         absolute = per_item.with_columns(nw.col("__fa_gap").abs())
-        result = exact_sums(absolute, prep.estimates, ["__fa_gap"]).rename({"__fa_gap": "iaa"})
+        result = exact_sums(absolute, prep.estimation.estimates, ["__fa_gap"]).rename(
+            {"__fa_gap": "iaa"}
+        )
     else:
         # each partition is one ranking (its items are distinct: checked) or each row is its
         # own item: the sum of the rows' absolute gaps

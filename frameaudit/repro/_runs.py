@@ -30,13 +30,11 @@ from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
     Bootstrap,
-    Resampling,
+    Estimation,
     Source,
+    estimation,
     exact_means,
-    exact_sums,
     frame_from_columns,
-    from_engine,
-    resampling,
     text,
 )
 from frameaudit._expr import WHOLE, aggregate, partitioned, safe_div
@@ -76,27 +74,44 @@ class Runs:
     With ``weight=``, also WEIGHT (Float64; samples of weight 0 are left out). ``partition``
     is ``by``, or a constant column when there is none. The large frames are grouped and
     joined on ``by`` only (a constant key costs a multi-column hash); the small per-run and
-    per-pair tables carry ``partition`` (:meth:`partitioned`).
+    per-pair tables carry ``partition`` (:meth:`partitioned`). The samples are the units of
+    the call's :class:`~frameaudit._engine.Estimation`.
     """
 
-    source: Source
+    estimation: Estimation
     frame: nw.LazyFrame[Any]
-    by: list[str]
     run: str
     checks: list[validate.Check] = field(default_factory=list)
-    has_weights: bool = False
-    bootstrap: Bootstrap | None = None
-    resampling: Resampling | None = None
+
+    @property
+    def source(self) -> Source:
+        """The caller's frame."""
+        return self.estimation.source
+
+    @property
+    def by(self) -> list[str]:
+        """The ``by`` columns."""
+        return self.estimation.by
 
     @property
     def partition(self) -> list[str]:
         """The columns that identify a partition."""
-        return self.by or [WHOLE]
+        return self.estimation.partition
 
     @property
     def estimates(self) -> list[str]:
         """The keys of one estimate: the partition, and with a bootstrap the replicate."""
-        return [*self.partition, REPLICATE] if self.bootstrap else self.partition
+        return self.estimation.estimates
+
+    @property
+    def bootstrap(self) -> Bootstrap | None:
+        """The bootstrap of ``ci=`` (None without)."""
+        return self.estimation.bootstrap
+
+    @property
+    def has_weights(self) -> bool:
+        """Whether the samples carry weights (``weight=``, in the column WEIGHT)."""
+        return self.estimation.weight is not None
 
     @property
     def count_dtype(self) -> Any:
@@ -109,10 +124,10 @@ class Runs:
 
     def weighted(self, value: nw.Expr | None = None) -> nw.Expr:
         """A row's ``value`` (None: 1) times its sample's weight, to be :meth:`summed`."""
-        one = nw.lit(1, dtype=nw.Int64)
         if not self.has_weights:
-            return one if value is None else value
-        return nw.col(WEIGHT) if value is None else nw.col(WEIGHT) * value
+            return nw.lit(1, dtype=nw.Int64) if value is None else value
+        weight = self.estimation.unit_weight()
+        return weight if value is None else weight * value
 
     def summed(
         self, frame: nw.LazyFrame[Any], keys: Sequence[str], sums: Mapping[str, nw.Expr]
@@ -120,34 +135,29 @@ class Runs:
         """Each expression of ``sums`` summed over the rows of ``frame``, per estimate and ``keys``.
 
         ``frame`` holds rows of samples (``by``, SAMPLE). With a bootstrap, each sample counts
-        as often as replicate b draws it (:meth:`Resampling.summed`): a (partition, replicate,
-        keys) that no drawn sample holds has no row, as in resampled data.
+        as often as replicate b draws it: a (partition, replicate, keys) that no drawn sample
+        holds has no row, as in resampled data. Every repro statistic is a ratio of these
+        counts: they are not normalised, and stay exact integers.
         """
-        keys = list(keys)
         frame = frame.with_columns(*(expr.alias(name) for name, expr in sums.items()))
-        if self.resampling is None:
-            return exact_sums(frame, [*self.partition, *keys], list(sums))
-        # every repro statistic is a ratio of these counts: they stay exact integers
-        return self.resampling.summed(
-            self.partitioned(frame), self.partition, keys, list(sums), normalised=False
-        )
+        return self.estimation.summed(frame, keys, list(sums))
 
     def point(self) -> Runs:
         """The same runs without the bootstrap: the point estimate's plan, on its own."""
-        return replace(self, bootstrap=None, resampling=None)
+        return replace(self, estimation=self.estimation.point())
 
-    def finish(self, result: nw.LazyFrame[Any], sort_by: Sequence[str]) -> Any:
-        """``result`` in the caller's kind, sorted by ``sort_by``, with the value checks."""
-        replicates = self.bootstrap.n_boot if self.bootstrap else 0
-        return from_engine(
-            result, self.source, sort_by=sort_by, checks=self.checks, replicates=replicates
-        )
+    def finish(
+        self,
+        result: nw.LazyFrame[Any],
+        keys: Sequence[str] = (),
+        listed: Mapping[str, Sequence[Any]] | None = None,
+    ) -> Any:
+        """``result`` (per ``by`` and ``keys``) in the caller's kind, with the value checks."""
+        return self.estimation.finish(result, keys, checks=self.checks, listed=listed)
 
     def with_replicates(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         """``frame`` (keyed by the partition) once per estimate: × the replicates, if any."""
-        if self.resampling is None:
-            return frame
-        return frame.join(self.resampling.numbers, how="cross")
+        return self.estimation.with_replicates(frame)
 
 
 def prepare(
@@ -210,14 +220,17 @@ def prepare(
         prediction_expr.alias(PRED),
         *([nw.col(weight).cast(nw.Float64).alias(WEIGHT)] if weight is not None else []),
     )
-    if weight is not None:
-        # weight 0 leaves the sample out (of every run)
-        renamed = renamed.filter(nw.col(WEIGHT) > 0)
-    resampled = None
-    if bootstrap is not None:
-        units = partitioned(renamed.select(*by_names, SAMPLE), by_names)
-        resampled = resampling(units, [*(by_names or [WHOLE]), SAMPLE], bootstrap, source)
-    return Runs(source, renamed, by_names, run, checks, weight is not None, bootstrap, resampled)
+    # weight 0 leaves the sample out (of every run)
+    renamed, estimated = estimation(
+        renamed,
+        source,
+        by=by_names,
+        units=[SAMPLE],
+        counted=UNITS,
+        weight=None if weight is None else WEIGHT,
+        bootstrap=bootstrap,
+    )
+    return Runs(estimated, renamed, run, checks)
 
 
 def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> validate.Check:
@@ -494,10 +507,9 @@ def with_intervals(
     input) has a NaN interval: the replicates that do not draw the NaN sample do not hide it.
     """
     assert runs.bootstrap is not None
-    assert runs.resampling is not None
     if len(columns) == 1:
         (column,) = columns
-        result = runs.resampling.interval(values, runs.partition, keys, column, UNITS)
+        result = runs.estimation.interval(values, keys, column)
         point = nw.col(column)
         return result.with_columns(
             *(
@@ -512,7 +524,7 @@ def with_intervals(
     value = "__fa_value"
     estimate = [*runs.partition, *keys]
     long = _long(values, [*estimate, REPLICATE], columns, runs.source, {value: lambda c: c})
-    result = runs.resampling.interval(long, runs.partition, [*keys, "metric"], value, UNITS)
+    result = runs.estimation.interval(long, [*keys, "metric"], value)
     parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
     metric = nw.col("metric")
     picks = [

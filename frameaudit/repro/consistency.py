@@ -203,7 +203,7 @@ def total_consistency(
     )
     value = intersection_over_union(nw.col("__fa_i"), nw.col("__fa_u"), empty_union)
     result = per_estimate(runs, totals.select(*estimates, value.alias(name)), [], name)
-    return runs.finish(result, runs.by)
+    return runs.finish(result)
 
 
 @registered("repro", "table", unit=UNITS)
@@ -297,7 +297,7 @@ def leave_one_out(
         *estimates, RUN, intersection_over_union(intersection, union, empty_union).alias(name)
     )
     result = per_estimate(runs, values, [RUN], name).rename({RUN: run})
-    return runs.finish(result, [*runs.by, run])
+    return runs.finish(result, [run])
 
 
 def _per_sample(method: ResidualMethod) -> nw.Expr:
@@ -449,6 +449,6 @@ def residual_consistency(
 
     if pairwise:
         result = pair_values(runs, pair_values_of(runs), [name])
-        return runs.finish(result, [*runs.by, "run_a", "run_b"])
+        return runs.finish(result, ["run_a", "run_b"])
     result = summaries(runs, pair_values_of, [name], long=False)
-    return runs.finish(result, runs.by)
+    return runs.finish(result)

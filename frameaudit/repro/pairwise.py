@@ -220,7 +220,7 @@ def _moved(
 def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
     """Each run's confusion matrix per estimate: (estimate, RUN, TARGET, PRED) → count > 0."""
     cell = [RUN, TARGET, PRED]
-    if runs.resampling is None:
+    if runs.bootstrap is None:
         return runs.summed(runs.frame, cell, {_COUNT: runs.weighted()})
     # Per replicate, from the samples and the wrong predictions only, not rows × n_boot: every
     # run starts right on each drawn sample (cell (y, y)); a wrong prediction y → p moves its
@@ -374,12 +374,11 @@ def _compute(
         return _pair_counts(runs, needs).select(*keys, *(values[m].alias(m) for m in names))
 
     if pairwise:
-        result = pair_values(runs, pair_values_of(runs), names)
-        sort_by = [*runs.by, "run_a", "run_b"]
-    else:
-        result = summaries(runs, pair_values_of, names, long=name == "summary")
-        sort_by = [*runs.by, "metric"] if name == "summary" else runs.by
-    return runs.finish(result, sort_by)
+        return runs.finish(pair_values(runs, pair_values_of(runs), names), ["run_a", "run_b"])
+    result = summaries(runs, pair_values_of, names, long=name == "summary")
+    if name == "summary":
+        return runs.finish(result, ["metric"], listed={"metric": names})
+    return runs.finish(result)
 
 
 @registered(

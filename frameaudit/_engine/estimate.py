@@ -1,0 +1,282 @@
+"""One estimation path for every family: units, their weights, the bootstrap, the finished frame.
+
+A metric's value is a function of sums over its resampling units (SPEC §5: the ranking, the
+point, the sample, the query). :class:`Estimation` is everything a call needs to turn those
+sums into its output, whatever the family:
+
+* the **units**: the columns that key one (the partition's among them) and the name of the
+  output column that counts them (``rankings``, ``points``, ``samples``, ``queries``);
+* the **unit weights** (``weight=``): a unit of weight 0 is left out, and a partition whose
+  units all weigh 0 keeps a row with a null value and 0 units (:meth:`Estimation.finish`);
+* the **bootstrap** (``ci=``): each unit counts :math:`k_{b,u}` times in replicate b
+  (:meth:`Estimation.summed`), the replicates' values become the interval
+  (:meth:`Estimation.interval`), and the plan runs with the replicates' engine;
+* the **finished frame**: the caller's kind, sorted, with the call's value checks.
+
+The unit and count names are arguments: nothing of a family travels with it. A family builds
+it with :func:`estimation`, sums its terms with :meth:`~Estimation.summed`, computes its
+values per estimate (the partition's keys, and with a bootstrap the replicate) and hands them
+to :meth:`~Estimation.interval` and :meth:`~Estimation.finish`.
+
+Comparisons of systems resample the same units in every system: a system column is then one
+of the ``keys`` of :meth:`~Estimation.summed`, never of the units, so that a drawn unit brings
+every system's rows with the same count (paired draws).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import narwhals.stable.v2 as nw
+
+from frameaudit._engine.checks import Check
+from frameaudit._engine.convert import Source, frame_from_columns, from_engine
+from frameaudit._engine.plans import count_distinct, exact_sums
+from frameaudit._engine.resample import (
+    REPLICATE,
+    UNDEFINED,
+    Bootstrap,
+    DistinctSizes,
+    Resampling,
+    distinct_sizes,
+    interval,
+    resampling,
+)
+from frameaudit._expr import WHOLE, partitioned
+
+__all__ = ["Estimation", "estimation"]
+
+
+@dataclass(frozen=True)
+class Estimation:
+    """How one call estimates: its partition, its units, their weights and its bootstrap.
+
+    Build it with :func:`estimation`.
+    """
+
+    source: Source
+    by: list[str]
+    units: list[str]
+    """The columns that key a unit: the partition's (``WHOLE`` without ``by``) and the unit's."""
+    counted: str
+    """The output column with the number of units behind a value (with a bootstrap)."""
+    weight: str | None = None
+    bootstrap: Bootstrap | None = None
+    resampling: Resampling | None = None
+    partitions: nw.LazyFrame[Any] | None = None
+    """With ``weight=``: every partition of the frame, those whose units all weigh 0 too."""
+
+    @property
+    def partition(self) -> list[str]:
+        """The columns that identify a partition: ``by``, or the constant ``WHOLE``."""
+        return self.by or [WHOLE]
+
+    @property
+    def estimates(self) -> list[str]:
+        """The keys of one estimate: the partition, and with a bootstrap the replicate."""
+        return [*self.partition, REPLICATE] if self.bootstrap else self.partition
+
+    @property
+    def replicates(self) -> int:
+        """The number of bootstrap replicates (0 without a bootstrap)."""
+        return self.bootstrap.n_boot if self.bootstrap else 0
+
+    def outputs(self, *values: str) -> list[str]:
+        """The output columns an interval adds to ``values`` (none without a bootstrap)."""
+        if self.bootstrap is None:
+            return []
+        return [*(f"{v}_{end}" for v in values for end in ("lo", "hi")), self.counted, UNDEFINED]
+
+    def unit_weight(self, *, integer: bool = False) -> nw.Expr:
+        """A row's unit weight (Float64), else 1 (Int64 with ``integer``, else Float64)."""
+        if self.weight is not None:
+            return nw.col(self.weight).cast(nw.Float64)
+        return nw.lit(1, dtype=nw.Int64) if integer else nw.lit(1.0)
+
+    def point(self) -> Estimation:
+        """The same estimation without the bootstrap: the point estimate's plan, on its own."""
+        return replace(self, bootstrap=None, resampling=None)
+
+    def summed(
+        self,
+        frame: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        sums: Sequence[str],
+        *,
+        normalised: bool = False,
+    ) -> nw.LazyFrame[Any]:
+        """The columns ``sums`` of ``frame`` summed per (estimate, ``keys``), exactly.
+
+        ``frame`` holds rows of units. Without a bootstrap, over the partition's rows; with one,
+        each unit counts k_{b,u} times in replicate b (:meth:`Resampling.summed`; a
+        (partition, replicate, keys) that no drawn unit holds has no row, as in resampled
+        data). ``normalised``: the statistic is a total over units, whose replicates are scaled
+        to the partition's number of units (SPEC §5); ratios of sums need no scaling.
+        """
+        if WHOLE in self.partition and WHOLE not in frame.collect_schema():
+            frame = partitioned(frame, [])
+        if self.resampling is None:
+            return exact_sums(frame, [*self.partition, *keys], sums)
+        return self.resampling.summed(frame, self.partition, keys, sums, normalised=normalised)
+
+    def distinct(
+        self,
+        rows: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        *,
+        item: str,
+        numerator: str,
+        name: str,
+    ) -> DistinctSizes | None:
+        """With a bootstrap, the distinct ``item`` s per (partition, keys) and their replicates.
+
+        ``rows`` hold one row per (unit, item) at most and the ``numerator`` that the
+        replicates sum; the replicates' sizes are a linearisation (:class:`DistinctSizes`).
+        None without a bootstrap: :meth:`sized` then counts the items.
+        """
+        if self.resampling is None:
+            return None
+        return distinct_sizes(
+            rows,
+            self.partition,
+            keys,
+            item=item,
+            units=self.units,
+            numerator=numerator,
+            name=name,
+        )
+
+    def sized(
+        self,
+        sums: nw.LazyFrame[Any],
+        rows: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        *,
+        item: str,
+        name: str,
+        distinct: DistinctSizes | None,
+    ) -> nw.LazyFrame[Any]:
+        """``sums`` (per estimate and ``keys``) with the distinct ``item`` s of ``rows``: ``name``.
+
+        In a bootstrap replicate, the linearisation ``distinct`` (from :meth:`distinct`, whose
+        columns ``sums`` then hold).
+        """
+        if distinct is not None:
+            return distinct.sized(sums, name)
+        cell = [*self.partition, *keys]
+        return sums.join(count_distinct(rows, cell, {item: name}), on=cell, how="left")
+
+    def grid(self, seen: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+        """Every estimate: the partitions of ``seen`` (with a bootstrap, × the replicates).
+
+        With a bootstrap the partitions come from the units, so that ``seen`` (the
+        replicates' sums) is not read for them.
+        """
+        if self.resampling is None:
+            return seen.select(self.partition).unique()
+        return self.resampling.estimates(self.partition)
+
+    def with_replicates(self, frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+        """``frame`` (keyed by the partition) once per estimate: × the replicates, if any."""
+        if self.resampling is None:
+            return frame
+        return frame.join(self.resampling.numbers, how="cross")
+
+    def interval(
+        self,
+        values: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        value: str,
+        *,
+        also: Sequence[str] = (),
+        units: nw.LazyFrame[Any] | None = None,
+    ) -> nw.LazyFrame[Any]:
+        """Per (partition, ``keys``): ``value`` (and ``also``), with a bootstrap its interval.
+
+        ``values`` holds them per (estimate, ``keys``). With a bootstrap, ``value_lo`` and
+        ``value_hi`` follow the value, then ``also``, the units behind it (the partition's,
+        or ``units``: a frame keyed by some of the partition and ``keys``, with the count in
+        the column :attr:`counted`) and ``UNDEFINED`` (:func:`interval`).
+        """
+        estimate = [*self.partition, *keys]
+        if self.bootstrap is None:
+            return values.select(*estimate, value, *also)
+        assert self.resampling is not None
+        if units is None:
+            units = self.resampling.unit_counts(self.partition, self.counted)
+        return interval(values, estimate, value, self.bootstrap, units=units, also=also)
+
+    def finish(
+        self,
+        result: nw.LazyFrame[Any],
+        keys: Sequence[str] = (),
+        *,
+        checks: Sequence[Check] = (),
+        listed: Mapping[str, Sequence[Any]] | None = None,
+        sort_by: Sequence[str] | None = None,
+    ) -> Any:
+        """``result`` (per partition and ``keys``) in the caller's kind, with ``checks``.
+
+        With unit weights, a partition whose units all weigh 0 has a row too where ``keys``
+        can be listed (``listed``: each key's values; e.g. the combos): a null value, 0 units
+        and every replicate undefined. The constant partition column is dropped; the rows are
+        sorted by ``sort_by`` (default ``by`` and ``keys``).
+        """
+        keys = list(keys)
+        listed = dict(listed or {})
+        if self.partitions is not None and set(keys) <= set(listed):
+            every = self.partitions
+            for key in keys:
+                named = frame_from_columns({key: list(listed[key])}, self.source, parameter=key)
+                every = every.join(named, how="cross")
+            if not self.by and WHOLE not in result.collect_schema():
+                result = partitioned(result, [])
+            estimate = [*self.partition, *keys]
+            result = every.join(result, on=estimate, how="left")
+            if self.bootstrap is not None:
+                result = result.with_columns(
+                    nw.col(self.counted).fill_null(0),
+                    *(
+                        nw.col(c).fill_null(self.replicates)
+                        for c in result.collect_schema().names()
+                        if c.endswith(UNDEFINED)
+                    ),
+                )
+        if not self.by:
+            result = result.drop(WHOLE, strict=False)
+        order = [*self.by, *keys] if sort_by is None else list(sort_by)
+        return from_engine(
+            result, self.source, sort_by=order, checks=checks, replicates=self.replicates
+        )
+
+
+def estimation(
+    frame: nw.LazyFrame[Any],
+    source: Source,
+    *,
+    by: Sequence[str],
+    units: Sequence[str],
+    counted: str,
+    weight: str | None = None,
+    bootstrap: Bootstrap | None = None,
+) -> tuple[nw.LazyFrame[Any], Estimation]:
+    """The rows of ``frame`` that count, and the call's :class:`Estimation`.
+
+    ``units``: the columns that key a unit beyond the partition (``by``, or the constant
+    ``WHOLE`` that is added where ``frame`` lacks it). With ``weight`` (a column of non-negative
+    unit weights, checked by the caller), units of weight 0 are left out of the rows and the
+    resampling, and the partitions are recorded first (:meth:`Estimation.finish`).
+    """
+    by = list(by)
+    keys = list(dict.fromkeys([*(by or [WHOLE]), *units]))
+    partitions = None
+    if weight is not None:
+        partitions = partitioned(frame, by).select(by or [WHOLE]).unique()
+        frame = frame.filter(nw.col(weight) > 0)
+    resampled = None
+    if bootstrap is not None:
+        numbered = frame.select(*(k for k in keys if k != WHOLE))
+        resampled = resampling(partitioned(numbered, by), keys, bootstrap, source)
+    return frame, Estimation(source, by, keys, counted, weight, bootstrap, resampled, partitions)
