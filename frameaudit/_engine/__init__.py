@@ -37,6 +37,7 @@ from frameaudit._engine.convert import (
     from_engine,
     is_bool,
     is_frame,
+    long_form,
     schema_names,
     to_engine,
 )
@@ -120,6 +121,7 @@ __all__ = [
     "interval",
     "is_bool",
     "is_frame",
+    "long_form",
     "merge_rules",
     "nearest_centroid_sums",
     "nearest_rows",

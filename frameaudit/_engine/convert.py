@@ -16,7 +16,7 @@ metrics that Dask cannot run is here too (:meth:`Source.refuse_dask`), worded on
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -37,7 +37,7 @@ from frameaudit._engine.checks import (
     merge_rules,
     raise_first,
 )
-from frameaudit._engine.plans import sorted_by
+from frameaudit._engine.plans import materialized_shared, sorted_by
 from frameaudit.exceptions import (
     ColumnNotFoundError,
     InvalidDtypeError,
@@ -294,6 +294,38 @@ def _lazy_from_arrow(table: pa.Table, like: Source) -> nw.LazyFrame[Any]:
     return eager.lazy(backend=backend)
 
 
+def long_form(
+    frame: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    columns: Sequence[str],
+    like: Source,
+    *,
+    name: str,
+    picks: Mapping[str, Callable[[str], str]],
+) -> nw.LazyFrame[Any]:
+    """One row per (``keys``, c) for each of ``columns``, c in the column ``name``.
+
+    Each output column of ``picks`` takes, in the row of c, the column ``pick(c)``. A cross
+    join with the names and a choice per row, rather than a concatenation of one frame per
+    column (engines that do not share subplans would compute ``frame`` once per column) or an
+    unpivot (narwhals writes DuckDB's on the default connection, which cannot read a relation
+    of another).
+    """
+    names = frame_from_columns({name: list(columns)}, like, parameter=name)
+    label = nw.col(name)
+
+    def pick(output: str, column_of: Callable[[str], str]) -> nw.Expr:
+        first, *rest = columns
+        chosen = nw.when(label == first).then(nw.col(column_of(first)))
+        for c in rest:
+            chosen = chosen.when(label == c).then(nw.col(column_of(c)))
+        return chosen.alias(output)
+
+    return frame.join(names, how="cross").select(
+        *keys, name, *(pick(output, column_of) for output, column_of in picks.items())
+    )
+
+
 def frame_from_columns(
     columns: Mapping[str, Sequence[Any]], like: Source, *, parameter: str
 ) -> nw.LazyFrame[Any]:
@@ -363,14 +395,18 @@ def from_engine(
 ) -> Any:
     """Hand ``result`` back as a frame of the kind the caller passed in.
 
-    ``replicates``: the bootstrap replicates the plan computes (they choose the Polars engine).
+    ``replicates``: the bootstrap replicates the plan computes (they choose the Polars engine,
+    and on DuckDB a plan that computes its shared steps once).
     """
     sort_by = list(sort_by)
     checks = merge_rules(checks)
     if not source.kind.on_polars:
         if checks:
             result = guarded(result, checks)
-        return sorted_by(result, sort_by).to_native()
+        lazy = sorted_by(result, sort_by).to_native()
+        if replicates and result.implementation is nw.Implementation.DUCKDB:
+            return materialized_shared(lazy)
+        return lazy
 
     native: pl.LazyFrame = result.to_native()
     if source.kind is Kind.POLARS_LAZY and checks:

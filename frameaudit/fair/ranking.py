@@ -60,6 +60,7 @@ from frameaudit._engine import (
     frame_from_columns,
     from_engine,
     is_frame,
+    long_form,
     order_marks,
     order_within,
     proven_or_exact,
@@ -580,8 +581,13 @@ def _finish(
         combined = _combine(per_group, prep.estimation.estimates, metric, [combo])
         return _conclude(prep, combined.rename({combo: metric}), metric, [])
     estimates = prep.estimation.estimates
-    combined = _combine(per_group, estimates, metric, list(combo)).unpivot(
-        on=list(combo), index=estimates, variable_name=COMBO, value_name=metric
+    combined = long_form(
+        _combine(per_group, estimates, metric, list(combo)),
+        estimates,
+        list(combo),
+        prep.estimation.source,
+        name=COMBO,
+        picks={metric: str},
     )
     return _conclude(prep, combined, metric, [COMBO], combos=list(combo))
 

@@ -34,7 +34,7 @@ from frameaudit._engine import (
     Source,
     estimation,
     exact_means,
-    frame_from_columns,
+    long_form,
     text,
 )
 from frameaudit._expr import WHOLE, aggregate, partitioned, safe_div
@@ -424,40 +424,12 @@ def one_summary(stats: nw.LazyFrame[Any], by: Sequence[str], column: str) -> nw.
     )
 
 
-def _long(
-    frame: nw.LazyFrame[Any],
-    keys: Sequence[str],
-    columns: Sequence[str],
-    source: Source,
-    picks: Mapping[str, Callable[[str], str]],
-) -> nw.LazyFrame[Any]:
-    """One row per (``keys``, metric), for the metrics ``columns``.
-
-    Each output column of ``picks`` takes, in the row of metric c, the column ``pick(c)``. A
-    cross join with the metric names and a choice per row, rather than a concatenation of one
-    frame per metric: engines that do not share subplans compute ``frame`` once.
-    """
-    names = frame_from_columns({"metric": columns}, source, parameter="metrics")
-    metric = nw.col("metric")
-
-    def pick(name: str, column_of: Callable[[str], str]) -> nw.Expr:
-        first, *rest = columns
-        chosen = nw.when(metric == first).then(nw.col(column_of(first)))
-        for c in rest:
-            chosen = chosen.when(metric == c).then(nw.col(column_of(c)))
-        return chosen.alias(name)
-
-    return frame.join(names, how="cross").select(
-        *keys, "metric", *(pick(name, column_of) for name, column_of in picks.items())
-    )
-
-
 def long_summary(
     stats: nw.LazyFrame[Any], by: Sequence[str], columns: Sequence[str], source: Source
 ) -> nw.LazyFrame[Any]:
     """The summaries of several columns, one row per (``by``, metric)."""
     picks = {stat: partial(_stat, stat=stat) for stat in SUMMARY}
-    return _long(stats, by, columns, source, picks)
+    return long_form(stats, by, columns, source, name="metric", picks=picks)
 
 
 def summaries(
@@ -485,7 +457,9 @@ def summaries(
     if long:
         shown = long_summary(stats, runs.partition, columns, runs.source)
         keys, headline = [*runs.partition, "metric"], "mean"
-        means = _long(means, runs.estimates, columns, runs.source, {headline: lambda c: c})
+        means = long_form(
+            means, runs.estimates, columns, runs.source, name="metric", picks={headline: str}
+        )
     else:
         shown = one_summary(stats, runs.partition, columns[0])
         keys, headline = runs.partition, columns[0]
@@ -523,7 +497,9 @@ def with_intervals(
     # several columns: one interval computation over the long form, then back to one row
     value = "__fa_value"
     estimate = [*runs.partition, *keys]
-    long = _long(values, [*estimate, REPLICATE], columns, runs.source, {value: lambda c: c})
+    long = long_form(
+        values, [*estimate, REPLICATE], columns, runs.source, name="metric", picks={value: str}
+    )
     result = runs.estimation.interval(long, [*keys, "metric"], value)
     parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
     metric = nw.col("metric")
