@@ -110,22 +110,84 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(
-    params=[
-        *CONSTRUCTORS,
-        pytest.param("pyspark", marks=pytest.mark.spark),
-    ]
-)
+SPARK = "pyspark"
+KINDS: list[str] = list(CONSTRUCTORS)
+"""The frame kinds the ``constructor`` fixture runs on (``--constructors``; set at start-up)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--constructors",
+        default=None,
+        help=(
+            "comma-separated frame kinds for the tests that run on every kind, e.g. "
+            f"'polars[eager],duckdb' ({', '.join([*CONSTRUCTORS, SPARK])}, or 'all'). Default: "
+            "every in-process kind; PySpark's conformance cases are in tests/test_spark.py"
+        ),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    chosen = config.getoption("--constructors")
+    if chosen is None:
+        return
+    known = [*CONSTRUCTORS, SPARK]
+    names = known if chosen == "all" else [c.strip() for c in chosen.split(",") if c.strip()]
+    unknown = [c for c in names if c not in known]
+    if unknown or not names:
+        msg = f"--constructors={chosen!r}: expected some of {', '.join(known)}, or 'all'"
+        raise pytest.UsageError(msg)
+    KINDS[:] = names
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``constructor`` runs on the chosen kinds; a test marked ``spark`` on PySpark too.
+
+    PySpark is slow to plan (seconds a query, a minute for a bootstrap): by default it runs
+    the conformance cases only, the tests marked ``@pytest.mark.spark`` (with ``cases=``, only
+    the parameter sets whose id contains one of them). ``--constructors`` overrides it all.
+    """
+    if "constructor" not in metafunc.fixturenames:
+        return
+    kinds = list(KINDS)
+    chosen = metafunc.config.getoption("--constructors") is not None
+    if not chosen and metafunc.definition.get_closest_marker("spark") is not None:
+        kinds.append(SPARK)
+    params = [pytest.param(k, marks=pytest.mark.spark) if k == SPARK else k for k in kinds]
+    metafunc.parametrize("constructor", params, indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the PySpark cases that a ``spark(cases=...)`` marker does not name."""
+    if config.getoption("--constructors") is not None:
+        return
+    kept, dropped = [], []
+    for item in items:
+        marker = item.get_closest_marker("spark")
+        callspec = getattr(item, "callspec", None)
+        cases = marker.kwargs.get("cases") if marker is not None else None
+        on_spark = callspec is not None and callspec.params.get("constructor") == SPARK
+        if on_spark and cases is not None and not any(c in callspec.id for c in cases):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def spark_frame(session: Any, df: pl.DataFrame) -> Any:
+    """``df`` (rows shuffled) as a PySpark DataFrame of ``session``."""
+    return session.createDataFrame(_shuffled(df).to_arrow())
+
+
+@pytest.fixture
 def constructor(request: pytest.FixtureRequest) -> Constructor:
-    """Every frame kind frameaudit supports (PySpark behind the ``spark`` marker)."""
+    """Each chosen frame kind (``--constructors``; PySpark behind the ``spark`` marker)."""
     name: str = request.param
-    if name == "pyspark":
+    if name == SPARK:
         session = request.getfixturevalue("spark_session")
-
-        def _spark(df: pl.DataFrame) -> Any:
-            return session.createDataFrame(_shuffled(df).to_arrow())
-
-        return _spark
+        return lambda df: spark_frame(session, df)
     return CONSTRUCTORS[name]
 
 

@@ -54,6 +54,7 @@ def test_counts_are_uncorrelated_across_units_replicates_and_seeds() -> None:
     assert sizes.var(ddof=1) == pytest.approx(UNITS, rel=0.35)  # 100 replicates: ±14% s.e.
 
 
+@pytest.mark.spark
 def test_counts_are_the_same_on_every_engine(constructor: Constructor) -> None:
     pairs = pl.DataFrame(
         {

@@ -204,6 +204,7 @@ def test_ids_and_exclude_self() -> None:
     assert (itself["distance"] == 0).all()
 
 
+@pytest.mark.spark
 def test_backends(constructor: Constructor) -> None:
     train, queries, labels = _data(6, 120, 15)
     train_frame, query_frame = _frames(train, queries, labels)

@@ -164,6 +164,7 @@ def _expected_frame(
     return pl.DataFrame({"group": sorted(groups), column: [values[g] for g in sorted(groups)]})
 
 
+@pytest.mark.spark(cases=["kwargs0", "kwargs2"])  # one case a function
 @pytest.mark.parametrize(
     ("metric", "kwargs", "reference"),
     [

@@ -76,6 +76,7 @@ def test_matches_case_explainer(
     )
 
 
+@pytest.mark.spark
 def test_backends(constructor: Constructor) -> None:
     cases = ref.random_neighbours(42, n_queries=25, max_neighbours=8, n_classes=3)
     frame = ref.neighbour_frame(cases)

@@ -193,6 +193,7 @@ def test_ninety_percent_intervals_cover_the_population_value_ninety_percent_of_t
 # Reproducible everywhere
 
 
+@pytest.mark.spark(cases=["weighted-units"])
 @pytest.mark.parametrize(
     "options",
     [{"by": "fold"}, {"by": "predicted", "weighted": False}, {"by": "fold", "weight": "w"}],
@@ -295,6 +296,7 @@ FRAME = pl.DataFrame(
 BY = {"by": "fold"}
 
 
+@pytest.mark.spark(cases=["expected one value within"])
 @pytest.mark.parametrize(
     ("frame", "kwargs", "error", "match"),
     [

@@ -53,6 +53,7 @@ def _expected(metric: str, column: list[Any], by: str | None) -> pl.DataFrame:
     return pl.DataFrame({by: parts, metric: column}, schema={by: pl.Int64, metric: pl.Float64})
 
 
+@pytest.mark.spark(cases=["part"])
 @pytest.mark.parametrize("metric", ref.LABEL_METRICS)
 @pytest.mark.parametrize("by", [None, "part"])
 def test_label_metrics(constructor: Constructor, metric: str, by: str | None) -> None:
@@ -111,6 +112,7 @@ def test_label_metrics_per_cluster(constructor: Constructor, metric: str) -> Non
     assert_frame_close(got, function(FRAME, a="b", b="a", by="part", per_cluster=True))
 
 
+@pytest.mark.spark(cases=["part"])
 @pytest.mark.parametrize("features", ["columns", "array"])
 @pytest.mark.parametrize("by", [None, "part"])
 def test_social_fairness_ratio(constructor: Constructor, features: str, by: str | None) -> None:
@@ -159,6 +161,7 @@ def test_social_fairness_ratio_undefined(constructor: Constructor) -> None:
     assert got["social_fairness_ratio"][2] is None
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("by", [None, "part"])
 def test_silhouette_difference(constructor: Constructor, by: str | None) -> None:
     native = constructor(FRAME)

@@ -291,6 +291,7 @@ ENGINE_CASES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+@pytest.mark.spark(cases=["cluster_distribution_kl-per_cluster"])
 @pytest.mark.parametrize(
     ("metric", "options"), ENGINE_CASES, ids=[f"{m}-{'-'.join(o)}" for m, o in ENGINE_CASES]
 )
@@ -414,6 +415,7 @@ def _twice(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+@pytest.mark.spark(cases=["point-twice-cluster_balance"])
 @pytest.mark.parametrize("metric", [*LABEL, SFR])
 @pytest.mark.parametrize(
     "case",  # (how the frame is spoilt, the options, the error, its message)

@@ -42,6 +42,7 @@ def test_ndkl_of_a_long_ranking_keeps_its_digits(n: int) -> None:
     assert value == pytest.approx(_closed_form(n), rel=TOLERANCE)
 
 
+@pytest.mark.spark
 def test_every_engine_keeps_the_digits(constructor: Constructor) -> None:
     n = 200_000
     value = to_polars(fa.fair.ndkl(constructor(_alternating(n)))).item()

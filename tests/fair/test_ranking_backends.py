@@ -149,6 +149,7 @@ BACKEND_CASES = [
 _OPTIONS = {name: (frame, options) for name, frame, options in OPTIONS}
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(
     ("metric", "option", "combo"), BACKEND_CASES, ids=["-".join(map(str, c)) for c in BACKEND_CASES]
 )

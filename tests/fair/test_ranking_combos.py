@@ -77,6 +77,7 @@ def test_combos_by_hand(constructor: Constructor, combo: Combo) -> None:
         assert _close(result.item(), EXPECTED[part][combo]), part
 
 
+@pytest.mark.spark(cases=["MaxAbsDiff"])
 @pytest.mark.parametrize("combo", COMBOS)
 def test_public_combine_of_per_group_values_by_hand(constructor: Constructor, combo: Combo) -> None:
     """fa.fair.combine applied afterwards to the per-group frame gives the same hand values."""

@@ -300,6 +300,7 @@ FRAME = pl.DataFrame(
 )
 
 
+@pytest.mark.spark(cases=["expected one value within"])
 @pytest.mark.parametrize(
     ("frame", "kwargs", "error", "match"),
     [

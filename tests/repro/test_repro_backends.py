@@ -70,6 +70,21 @@ CASES: list[tuple[str, Callable[[Any], Any], Callable[[], pl.DataFrame]]] = [
 ]
 
 
+# one case a function (pa matches pa_kappa too)
+@pytest.mark.spark(
+    cases=[
+        "pa",
+        "ec_corr",
+        "ec_global",
+        "cramers_v",
+        "ec_local",
+        "ec_agreement",
+        "ea_kappa",
+        "summary-pairwise",
+        "total",
+        "leave-one-out",
+    ]
+)
 @pytest.mark.parametrize(("call", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_classification_metrics_on_every_backend(
     constructor: Constructor,
@@ -97,6 +112,7 @@ def _regression() -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
     return frame, target, predictions
 
 
+@pytest.mark.spark(cases=["ratio-diff-signed"])
 @pytest.mark.parametrize("method", RESIDUAL_METHODS)
 def test_residual_consistency_on_every_backend(constructor: Constructor, method: str) -> None:
     frame, target, predictions = _regression()

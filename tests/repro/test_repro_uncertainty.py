@@ -358,6 +358,7 @@ ENGINE_CASES: list[tuple[str, Call]] = [
 ]
 
 
+@pytest.mark.spark(cases=["ec_local-by"])
 @pytest.mark.parametrize("call", [c[1] for c in ENGINE_CASES], ids=[c[0] for c in ENGINE_CASES])
 def test_same_seed_same_interval_on_every_engine(constructor: Constructor, call: Call) -> None:
     frame, _ = _weighted(2, labels="str")
@@ -545,6 +546,7 @@ BAD = [
 ]
 
 
+@pytest.mark.spark(cases=["expected one value within"])
 @pytest.mark.parametrize(("kwargs", "frame", "error", "match"), BAD, ids=[m for _, _, _, m in BAD])
 def test_bad_uncertainty_input_is_refused(
     constructor: Constructor, kwargs: dict[str, Any], frame: pl.DataFrame, error: type, match: str

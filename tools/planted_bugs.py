@@ -1,0 +1,199 @@
+"""Plant known bugs in a scratch copy and check that the test suite still catches each.
+
+A faster suite must not lose a failure class: each bug below is one such class (a wrong
+formula, a dropped check, an error in one engine's code path only, a wrong interval). For
+each, the script copies the committed tree (``git worktree``), applies the one-line change and
+runs the tests that should catch it, twice: with ``--constructors=all`` (every frame kind
+runs every engine test: the suite as it was before PySpark moved to its conformance cases)
+and with the default selection. A bug is caught when pytest fails; the selection narrows the
+run to the test directories of the planted layer (a subset that fails means the suite fails).
+
+    python tools/planted_bugs.py            # every bug, both selections
+    python tools/planted_bugs.py --only 3   # one bug
+
+It prints a Markdown table and exits 1 if the default selection misses a bug that the full
+one catches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One planted bug: a unique text of a file replaced, and the tests that should fail."""
+
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+BUGS = (
+    Bug(
+        "wrong position discount (log2(k+2))",
+        "frameaudit/_expr.py",
+        "(position.cast(nw.Float64) + 1.0).log(base=2)",
+        "(position.cast(nw.Float64) + 2.0).log(base=2)",
+        ("tests/fair/test_ranking_reference.py", "tests/fair/test_ranking_backends.py"),
+    ),
+    Bug(
+        "dropped check: positions below 1",
+        "frameaudit/fair/ranking.py",
+        '        validate.in_range(lf, rank, "rank", 1, None),\n',
+        "",
+        ("tests/fair/test_ranking_errors.py",),
+    ),
+    Bug(
+        "cluster balance takes the larger ratio",
+        "frameaudit/fair/clustering.py",
+        "        .when(rho_a <= rho_b)\n",
+        "        .when(rho_a >= rho_b)\n",
+        ("tests/fair/test_clustering_reference.py", "tests/fair/test_clustering_backends.py"),
+    ),
+    Bug(
+        "kappa without the chance term in the denominator",
+        "frameaudit/repro/pairwise.py",
+        "safe_div(n * agree - nw.col(_CHANCE), n * n - nw.col(_CHANCE))",
+        "safe_div(n * agree - nw.col(_CHANCE), n * n)",
+        ("tests/repro/test_repro_reference.py", "tests/repro/test_repro_backends.py"),
+    ),
+    Bug(
+        "correspondence distance weight squared, not cubed",
+        "frameaudit/explain/correspondence.py",
+        "(nw.col(distance).cast(nw.Float64) + 1.0) ** 3",
+        "(nw.col(distance).cast(nw.Float64) + 1.0) ** 2",
+        ("tests/explain/test_correspondence.py",),
+    ),
+    Bug(
+        "bootstrap draws no unit twice (Poisson counts capped at 1)",
+        "frameaudit/_engine/resample.py",
+        "drawn.select(_UNIT, REPLICATE, _count(1).alias(COUNT))",
+        "drawn.select(_UNIT, REPLICATE, nw.lit(1, dtype=nw.Int64).alias(COUNT))",
+        ("tests/test_resample.py", "tests/fair/test_ranking_uncertainty.py"),
+    ),
+    Bug(
+        "percentile interval one order statistic off",
+        "frameaudit/_engine/resample.py",
+        '(h.floor() + 1.0).alias(f"__fa_{end}_at")',
+        '(h.floor() + 2.0).alias(f"__fa_{end}_at")',
+        ("tests/test_resample.py", "tests/fair/test_ranking_uncertainty.py"),
+    ),
+    Bug(
+        "a weight-0 partition reports its units as missing",
+        "frameaudit/_engine/estimate.py",
+        "nw.col(self.counted).fill_null(0),",
+        "nw.col(self.counted),",
+        ("tests/test_robustness.py",),
+    ),
+    Bug(
+        "Spark only: orders counted from 0",
+        "frameaudit/_engine/plans.py",
+        "    return _ordered_by(ones.cum_sum(), partition, rank).cast(nw.Int64)",
+        "    return (_ordered_by(ones.cum_sum(), partition, rank) - 1).cast(nw.Int64)",
+        ("tests/fair",),
+    ),
+    Bug(
+        "Spark only: NDKL's running sum includes the row itself",
+        "frameaudit/_engine/plans.py",
+        "        return rows.with_columns((summed - nw.col(running)).alias(before)), None",
+        "        return rows.with_columns(summed.alias(before)), None",
+        ("tests/fair",),
+    ),
+    Bug(
+        "Spark only: repeated positions go unnoticed",
+        "frameaudit/_engine/plans.py",
+        '            repeating = sf.bit_count("__fa_bits") < sf.col("__fa_count")',
+        '            repeating = sf.bit_count("__fa_bits") < sf.col("__fa_count") - 1',
+        ("tests/test_plans.py", "tests/fair/test_ranking_errors.py"),
+    ),
+    Bug(
+        "Spark only: booleans in messages written in lower case",
+        "frameaudit/_engine/text.py",
+        "CASE WHEN {value} THEN 'True' ELSE 'False' END",
+        "CASE WHEN {value} THEN 'true' ELSE 'false' END",
+        ("tests/test_text.py",),
+    ),
+    Bug(
+        "DuckDB only: repeated integer positions go unnoticed",
+        "frameaudit/_engine/plans.py",
+        "    if frame.implementation in _SPARK:\n        return _any_repeat(",
+        "    if frame.implementation is nw.Implementation.DUCKDB:\n        return []\n"
+        "    if frame.implementation in _SPARK:\n        return _any_repeat(",
+        ("tests/test_plans.py", "tests/fair/test_ranking_errors.py"),
+    ),
+)
+
+
+def _caught(tree: Path, bug: Bug, selection: list[str]) -> tuple[bool, float]:
+    """Whether the bug's tests fail in ``tree`` with the extra pytest arguments ``selection``."""
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "2", "-m", "not slow"]
+    command += ["-p", "no:cacheprovider", "--no-header", *selection, *bug.tests]
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if result.returncode not in (0, 1):
+        tail = (result.stdout + result.stderr)[-2000:]
+        msg = f"{bug.name}: pytest exited {result.returncode}\n{tail}"
+        raise RuntimeError(msg)
+    return result.returncode == 1, seconds
+
+
+def main() -> int:
+    """Plant the chosen bugs one at a time; 1 if the default selection misses one."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--only", type=int, action="append", help="the bugs to plant (1-based)")
+    args = parser.parse_args()
+    chosen = [(i, b) for i, b in enumerate(BUGS, 1) if not args.only or i in args.only]
+    scratch = Path(tempfile.mkdtemp(prefix="frameaudit-bugs-"))
+    tree = scratch / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree)], cwd=ROOT, check=True)
+    where = subprocess.run(
+        [sys.executable, "-c", "import frameaudit; print(frameaudit.__file__)"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    if not where.startswith(str(tree)):
+        msg = f"the scratch tree imports frameaudit from {where.strip()}, not from {tree}"
+        raise RuntimeError(msg)
+    missed = False
+    rows = ["| # | planted bug | all kinds | default | default run |", "|---|---|---|---|---|"]
+    try:
+        for number, bug in chosen:
+            target = tree / bug.path
+            original = target.read_text()
+            if original.count(bug.old) != 1:
+                msg = f"{bug.name}: the text to replace is not unique in {bug.path}"
+                raise RuntimeError(msg)
+            target.write_text(original.replace(bug.old, bug.new))
+            try:
+                before, _ = _caught(tree, bug, ["--constructors=all"])
+                after, seconds = _caught(tree, bug, [])
+            finally:
+                target.write_text(original)
+            missed |= before and not after
+            marks = ["caught" if c else "**missed**" for c in (before, after)]
+            rows.append(f"| {number} | {bug.name} | {marks[0]} | {marks[1]} | {seconds:.0f} s |")
+            print(rows[-1], flush=True)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+    print("\n".join(rows))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
