@@ -71,3 +71,44 @@ def test_counts_are_the_same_on_every_engine(constructor: Constructor) -> None:
         .sort("unit", "rep")
         .equals(expected.collect().to_native().sort("unit", "rep"))
     )
+
+
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95])
+def test_the_interval_is_numpys_linear_percentiles(level: float) -> None:
+    """``interval`` on given replicate values: exactly numpy's default quantiles.
+
+    Two keys, 37 and 8 replicates (values in random order, with undefined ones left out and
+    counted), and one key with a single unit (no interval).
+    """
+    from frameaudit._engine.resample import POINT, REPLICATE, UNDEFINED, Bootstrap, interval
+
+    rng = np.random.default_rng(int(level * 100))
+    n_boot = 40
+    first = rng.normal(size=n_boot)
+    first[[3, 17, 30]] = np.nan  # 3 undefined replicates
+    second = rng.exponential(size=8)  # the other 32 replicates have no row: undefined
+    values = pl.DataFrame(
+        {
+            "key": ["a"] * (n_boot + 1) + ["b"] * 9 + ["c"] * 3,
+            REPLICATE: [POINT, *range(n_boot), POINT, *range(8), POINT, 0, 1],
+            "v": [0.5, *first, 1.5, *second, 2.5, 1.0, 2.0],
+        }
+    )
+    units = pl.DataFrame({"key": ["a", "b", "c"], "units": [10, 10, 1]})
+    result = interval(
+        nw.from_native(values.lazy()),
+        ["key"],
+        "v",
+        Bootstrap(level, n_boot, 0),
+        units=nw.from_native(units.lazy()),
+    )
+    rows = {r["key"]: r for r in result.collect().to_native().iter_rows(named=True)}
+    tail = (1 - level) / 2
+    for key, drawn, undefined in (("a", first[~np.isnan(first)], 3), ("b", second, 32)):
+        low, high = np.quantile(drawn, [tail, 1 - tail])
+        assert rows[key]["v_lo"] == low
+        assert rows[key]["v_hi"] == high
+        assert rows[key][UNDEFINED] == undefined
+    assert rows["a"]["v"] == 0.5
+    assert rows["c"]["v_lo"] is None
+    assert rows["c"]["v_hi"] is None
