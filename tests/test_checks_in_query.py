@@ -302,6 +302,26 @@ def test_duckdb_call_runs_no_query() -> None:
     assert reads
 
 
+def test_duckdb_call_with_an_interval_runs_no_query() -> None:
+    """The plan of an interval, its shared steps rewritten to be computed once, stays lazy,
+    and running it reads the source once."""
+    reads: list[int] = []
+
+    def read(value: int) -> int:
+        reads.append(value)
+        return value
+
+    connection = duckdb.connect()
+    connection.create_function("read", read, ["BIGINT"], "BIGINT", side_effects=True)
+    table = ranking.BASE.to_arrow()  # noqa: F841 (read by the query below, by its name)
+    relation = connection.sql('SELECT * REPLACE (read("rank") AS "rank") FROM "table"')
+    result = fa.fair.exp(relation, ranking="query", size="rows", ci=0.9, n_boot=20)
+    assert reads == []
+    expected = fa.fair.exp(ranking.BASE, ranking="query", size="rows", ci=0.9, n_boot=20)
+    assert_frame_close(result.pl(), expected)
+    assert len(reads) == ranking.BASE.height
+
+
 @pytest.mark.spark
 def test_spark_call_starts_no_job(spark_session: Any) -> None:
     context = spark_session.sparkContext
