@@ -41,7 +41,7 @@ from frameaudit._engine.convert import (
     schema_names,
     to_engine,
 )
-from frameaudit._engine.estimate import Estimation, estimation
+from frameaudit._engine.estimate import Estimation, estimation, interval_outputs
 from frameaudit._engine.kernels import (
     NEIGHBOURS,
     group_silhouettes,
@@ -119,6 +119,7 @@ __all__ = [
     "from_engine",
     "group_silhouettes",
     "interval",
+    "interval_outputs",
     "is_bool",
     "is_frame",
     "long_form",

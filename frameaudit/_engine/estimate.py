@@ -46,7 +46,7 @@ from frameaudit._engine.resample import (
 )
 from frameaudit._expr import WHOLE, partitioned
 
-__all__ = ["Estimation", "estimation"]
+__all__ = ["Estimation", "estimation", "interval_outputs"]
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,7 @@ class Estimation:
 
     def outputs(self, *values: str) -> list[str]:
         """The output columns an interval adds to ``values`` (none without a bootstrap)."""
-        if self.bootstrap is None:
-            return []
-        return [*(f"{v}_{end}" for v in values for end in ("lo", "hi")), self.counted, UNDEFINED]
+        return interval_outputs(values, self.counted, self.bootstrap)
 
     def unit_weight(self, *, integer: bool = False) -> nw.Expr:
         """A row's unit weight (Float64), else 1 (Int64 with ``integer``, else Float64)."""
@@ -250,6 +248,17 @@ class Estimation:
         return from_engine(
             result, self.source, sort_by=order, checks=checks, replicates=self.replicates
         )
+
+
+def interval_outputs(values: Sequence[str], counted: str, bootstrap: Bootstrap | None) -> list[str]:
+    """The columns an interval adds to the outputs ``values`` (none without a bootstrap).
+
+    Each value's ``_lo`` and ``_hi``, the units behind them (``counted``) and ``UNDEFINED``:
+    for a call's declared outputs, before its :class:`Estimation` exists.
+    """
+    if bootstrap is None:
+        return []
+    return [*(f"{v}_{end}" for v in values for end in ("lo", "hi")), counted, UNDEFINED]
 
 
 def estimation(

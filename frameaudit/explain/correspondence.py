@@ -29,6 +29,7 @@ from frameaudit._engine import (
     cached,
     estimation,
     exact_sums,
+    interval_outputs,
     requested_bootstrap,
     text,
 )
@@ -46,8 +47,7 @@ _COUNTS = ("n_queries", "n_undefined", "n_high", "n_medium", "n_low")
 _OUTPUTS = ("correspondence", "band", *_COUNTS)
 UNITS = "queries"
 """The output column with the number of queries behind a summary's mean (with ``ci=``)."""
-_INTERVAL_OUTPUTS = ("correspondence_lo", "correspondence_hi", UNITS, UNDEFINED)
-SUMMARY_COLUMNS = (*_OUTPUTS, *_INTERVAL_OUTPUTS)
+SUMMARY_COLUMNS = (*_OUTPUTS, "correspondence_lo", "correspondence_hi", UNITS, UNDEFINED)
 """Every column a summary (``by=``) may add beside the ``by`` columns."""
 _WEIGHT = "__fa_w"
 _UNIT_WEIGHT = "__fa_unit_w"  # the query's weight in a summary: weight=, or 1
@@ -346,7 +346,7 @@ def correspondence(
         ],
         # a summary per query or per predicted class: both are constant within a query
         sharing=[frozenset(("by", "query")), frozenset(("by", "predicted"))],
-        outputs=[*_OUTPUTS, *(_INTERVAL_OUTPUTS if bootstrap else ())],
+        outputs=[*_OUTPUTS, *interval_outputs(["correspondence"], UNITS, bootstrap)],
     )
     source = bound.source
     query_names, by_names = bound.columns["query"], bound.columns["by"]

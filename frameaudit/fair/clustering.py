@@ -40,7 +40,6 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
-    UNDEFINED,
     Bootstrap,
     Estimation,
     align,
@@ -49,6 +48,7 @@ from frameaudit._engine import (
     exact_means,
     exact_sums,
     group_silhouettes,
+    interval_outputs,
     nearest_centroid_sums,
     requested_bootstrap,
     text,
@@ -209,7 +209,6 @@ def _prepare(
             "unique point ids (a point's identity must not depend on the row order)"
         )
         raise InvalidParameterError(msg)
-    interval_columns = [f"{metric}_lo", f"{metric}_hi", UNITS, UNDEFINED] if bootstrap else []
     bound = bind(
         frame,
         [
@@ -221,7 +220,7 @@ def _prepare(
             Role("point", point, optional=True),
             Role("weight", weight, optional=True, dtype="numeric"),
         ],
-        outputs=[metric, *outputs, *interval_columns],
+        outputs=[metric, *outputs, *interval_outputs([metric], UNITS, bootstrap)],
     )
     source = bound.source
     by_names = bound.columns["by"]

@@ -45,7 +45,6 @@ from frameaudit._engine import (
     PROVED,
     RUN,
     SINGLE,
-    UNDEFINED,
     Bootstrap,
     DistinctSizes,
     Estimation,
@@ -59,6 +58,7 @@ from frameaudit._engine import (
     exact_sums,
     frame_from_columns,
     from_engine,
+    interval_outputs,
     is_frame,
     long_form,
     order_marks,
@@ -224,7 +224,7 @@ def _prepare(
             metric,
             *(["n"] if per_group else []),
             *([COMBO] if listed_combos else []),
-            *([f"{metric}_lo", f"{metric}_hi", UNITS, UNDEFINED] if bootstrap else []),
+            *interval_outputs([metric], UNITS, bootstrap),
         ],
     )
     source = bound.source
