@@ -283,8 +283,9 @@ def test_valid_input_computes() -> None:
 # --- a call reads no data ------------------------------------------------------------------------
 
 
-def test_duckdb_call_runs_no_query() -> None:
-    """A relation that counts its reads through a Python function is not read by the call."""
+def _counted_relation(frame: pl.DataFrame) -> tuple[Any, list[int]]:
+    """``frame`` as a DuckDB relation that counts its reads of ``rank`` through a Python
+    function, and the list of those reads."""
     reads: list[int] = []
 
     def read(value: int) -> int:
@@ -293,8 +294,13 @@ def test_duckdb_call_runs_no_query() -> None:
 
     connection = duckdb.connect()
     connection.create_function("read", read, ["BIGINT"], "BIGINT", side_effects=True)
-    table = BAD.to_arrow()  # noqa: F841 (read by the query below, by its name)
-    relation = connection.sql('SELECT * REPLACE (read("rank") AS "rank") FROM "table"')
+    table = frame.to_arrow()  # noqa: F841 (read by the query below, by its name)
+    return connection.sql('SELECT * REPLACE (read("rank") AS "rank") FROM "table"'), reads
+
+
+def test_duckdb_call_runs_no_query() -> None:
+    """A relation that counts its reads through a Python function is not read by the call."""
+    relation, reads = _counted_relation(BAD)
     result = fa.fair.exp(relation, ranking="query", size="rows")
     assert reads == []
     with pytest.raises(fa.InvalidValueError, match=r"e\.g\. 0"), frameaudit_errors():
@@ -305,16 +311,7 @@ def test_duckdb_call_runs_no_query() -> None:
 def test_duckdb_call_with_an_interval_runs_no_query() -> None:
     """The plan of an interval, its shared steps rewritten to be computed once, stays lazy,
     and running it reads the source once."""
-    reads: list[int] = []
-
-    def read(value: int) -> int:
-        reads.append(value)
-        return value
-
-    connection = duckdb.connect()
-    connection.create_function("read", read, ["BIGINT"], "BIGINT", side_effects=True)
-    table = ranking.BASE.to_arrow()  # noqa: F841 (read by the query below, by its name)
-    relation = connection.sql('SELECT * REPLACE (read("rank") AS "rank") FROM "table"')
+    relation, reads = _counted_relation(ranking.BASE)
     result = fa.fair.exp(relation, ranking="query", size="rows", ci=0.9, n_boot=20)
     assert reads == []
     expected = fa.fair.exp(ranking.BASE, ranking="query", size="rows", ci=0.9, n_boot=20)
