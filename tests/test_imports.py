@@ -160,3 +160,25 @@ def test_no_private_names_of_other_modules(module: str) -> None:
         and not node.attr.startswith("__")
     ]
     assert not taken, f"{module} uses private names of other modules: {taken}"
+
+
+def test_no_import_cycle() -> None:
+    """No module imports, through any chain, one that imports it: every import statement
+    counts, including those inside functions and under ``TYPE_CHECKING``."""
+    graph = {m: {i for _, i in _imported_modules(m) if i != m and i in MODULES} for m in MODULES}
+    state: dict[str, str] = {}  # "open" while its imports are followed, then "done"
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                cycles.append([*path[path.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported, [*path, imported])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []

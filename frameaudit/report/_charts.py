@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from frameaudit.report import _tables, _views
+from frameaudit.report import _layout, _tables
+from frameaudit.report._layout import Shown
 
 if TYPE_CHECKING:
     import altair as alt
-
-    from frameaudit.report._report import Report
 
 __all__ = [
     "MOST_SHOWN",
@@ -43,10 +42,10 @@ def altair() -> Any:
     return altair
 
 
-def build(report: Report) -> dict[str, alt.Chart | alt.LayerChart]:
+def build(report: Shown) -> dict[str, alt.Chart | alt.LayerChart]:
     """The charts of ``report``, by name (a family's own charts after the per-group ones)."""
     charts: dict[str, Any] = _per_group(report)
-    charts |= _views.family(report).charts(report)
+    charts |= _layout.family(report.family).charts(report)
     return charts
 
 
@@ -124,7 +123,7 @@ def estimates(
     )
 
 
-def _per_group(report: Report) -> dict[str, Any]:
+def _per_group(report: Shown) -> dict[str, Any]:
     """Each group metric's per-group values, interval whiskers and the parity reference."""
     alt = altair()
     keys = [*report.by, *report.keys]

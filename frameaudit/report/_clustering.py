@@ -11,9 +11,9 @@ from frameaudit import fair
 from frameaudit._registry import metrics
 from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import UnsupportedBackendError
-from frameaudit.report import _charts, _tables, _views
+from frameaudit.report import _charts, _layout, _tables
+from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
-from frameaudit.report._views import Layout
 
 __all__ = ["LAYOUT", "charts", "clustering"]
 
@@ -306,4 +306,4 @@ def charts(report: Report) -> dict[str, Any]:
     return shown
 
 
-_views.declare("clustering", LAYOUT, charts)
+_layout.declare("clustering", LAYOUT, charts)

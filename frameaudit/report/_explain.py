@@ -12,9 +12,9 @@ from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.explain import correspondence, position_parity, rank_alignment
 from frameaudit.explain.correspondence import SUMMARY_COLUMNS
-from frameaudit.report import _charts, _tables, _views
+from frameaudit.report import _charts, _layout, _tables
+from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
-from frameaudit.report._views import Layout
 
 __all__ = ["BANDS", "COHESION", "LAYOUT", "charts", "explain"]
 
@@ -551,4 +551,4 @@ def _cohesion_chart(report: Report) -> Any:
     )
 
 
-_views.declare("explain", LAYOUT, charts)
+_layout.declare("explain", LAYOUT, charts)

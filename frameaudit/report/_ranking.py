@@ -11,9 +11,9 @@ import polars as pl
 from frameaudit import fair
 from frameaudit._registry import metrics
 from frameaudit.fair.ranking import Size
-from frameaudit.report import _charts, _tables, _views
+from frameaudit.report import _charts, _layout, _tables
+from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
-from frameaudit.report._views import Layout
 
 __all__ = ["LAYOUT", "charts", "ranking"]
 
@@ -535,4 +535,4 @@ def charts(report: Report) -> dict[str, Any]:
     return charts
 
 
-_views.declare("ranking", LAYOUT, charts)
+_layout.declare("ranking", LAYOUT, charts)

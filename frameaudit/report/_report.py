@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from frameaudit.exceptions import InvalidParameterError
-from frameaudit.report import _charts, _html, _markdown, _text, _views
+from frameaudit.report import _charts, _layout, _render
 
 if TYPE_CHECKING:
     import altair as alt
@@ -142,7 +142,7 @@ class Report:
             metric, _, combo_name = requirement.partition(":")
             combo = combo_name or None
             if metric not in combos:
-                _views.refuse_missing(self, metric)
+                self.layout.refuse_missing(metric)
                 raise InvalidParameterError.choice("requirement metric", metric, combos)
             if combo not in combos[metric]:
                 named = [f"{metric}:{c}" if c else metric for c in combos[metric]]
@@ -184,9 +184,14 @@ class Report:
         return dataclasses.replace(self, verdicts=self.check(requirements))
 
     @property
+    def layout(self) -> _layout.Layout:
+        """How the report names its parts: its family's layout (headings, unit, headline)."""
+        return _layout.family(self.family).layout
+
+    @property
     def headline(self) -> str:
         """One sentence on the outcome: the gate's verdict when applied, then the lead finding."""
-        lead = _views.lead(self)
+        lead = _render.lead(self)
         if self.verdicts is None:
             return lead
         failed = self.verdicts.filter(~pl.col("passed"))
@@ -273,7 +278,7 @@ class Report:
         The page loads nothing (no script, stylesheet, font or image from anywhere), so it
         opens offline. Returns the HTML; writes it to ``path`` when given.
         """
-        text = _html.page(self)
+        text = _render.html_page(self)
         if path is not None:
             write_atomically(path, text)
         return text
@@ -284,16 +289,16 @@ class Report:
         The headline, the gate's verdicts, the tables and the audit record; no charts (the
         HTML file has them). Returns the text; writes it to ``path`` when given (atomically).
         """
-        text = _markdown.render(self)
+        text = _render.markdown(self)
         if path is not None:
             write_atomically(path, text)
         return text
 
     def _repr_html_(self) -> str:
-        return _html.body(self)
+        return _render.html_body(self)
 
     def __str__(self) -> str:
-        return _text.render(self)
+        return _render.text(self)
 
     def __repr__(self) -> str:
         return f"<frameaudit Report: {self.title}>"

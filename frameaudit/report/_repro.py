@@ -9,9 +9,9 @@ import polars as pl
 
 from frameaudit import repro as metrics
 from frameaudit._registry import entry
-from frameaudit.report import _charts, _tables, _views
+from frameaudit.report import _charts, _layout, _tables
+from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
-from frameaudit.report._views import Layout
 from frameaudit.repro import EmptyUnion
 
 __all__ = ["LAYOUT", "charts", "repro"]
@@ -275,4 +275,4 @@ def _leave_one_out(report: Report) -> Any:
     )
 
 
-_views.declare("repro", LAYOUT, charts)
+_layout.declare("repro", LAYOUT, charts)
