@@ -58,7 +58,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
-from tests.calls import entries
+from tests.calls import entries, names
 
 Outcome = pl.DataFrame | BaseException
 
@@ -370,12 +370,7 @@ def _clustering_specs() -> list[Spec]:
             AB,
             options=(("per_cluster", "no"),),
         )
-        for name in (
-            "cluster_balance",
-            "min_cluster_ratio",
-            "cluster_distribution_tv",
-            "cluster_distribution_kl",
-        )
+        for name in names("clustering", "clusters")
     ]
     distance_roles = {**CLUSTER_ROLES, "features": Role(many=True)}
     distance_kwargs = {**CLUSTER_KWARGS, "features": ["x0", "x1"]}

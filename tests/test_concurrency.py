@@ -70,27 +70,10 @@ def _ranking() -> list[Case]:
 
 def _clustering() -> list[Case]:
     df = datasets.clustering_example().sample(1_000, seed=0)
-    kernels: list[Case] = [
-        (
-            "social_fairness_ratio",
-            (df,),
-            lambda f: fa.fair.social_fairness_ratio(f, a="a", b="b", features=["x", "y"]),
-        ),
-        (
-            "silhouette_difference",
-            (df,),
-            lambda f: fa.fair.silhouette_difference(f, a="a", b="b", features=["x", "y"]),
-        ),
-    ]
-    labels = [
-        "cluster_balance",
-        "min_cluster_ratio",
-        "cluster_distribution_tv",
-        "cluster_distribution_kl",
-    ]
-    return kernels + [
-        (name, (df,), lambda f, name=name: getattr(fa.fair, name)(f, a="a", b="b"))
-        for name in labels
+    features = {"features": ["x", "y"]}
+    return [
+        (m.name, (df,), lambda f, m=m: m.function(f, a="a", b="b", **arguments(m, features)))
+        for m in fa.metrics("clustering")
     ]
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import math
+from pathlib import Path
 
 import pandas as pd
 import polars as pl
@@ -95,3 +97,83 @@ def test_the_bounds_read_the_range() -> None:
 def test_a_malformed_entry_is_refused(arguments: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         registered(**arguments)  # type: ignore[arg-type]
+
+
+def _peer(node: ast.expr) -> bool:
+    """Whether ``node`` is a peer library's function (``hai.cluster_dist_l1``), or a tuple
+    led by one: what pairs a metric with its counterpart in a comparison."""
+    if isinstance(node, ast.Tuple) and node.elts:
+        node = node.elts[0]
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id != "fa"
+
+
+# the entries of each family's kinds (of three or more): a list that holds one of them whole
+# must grow with the family, so it is the registry's to give
+KIND_SETS = [
+    names
+    for family in FAMILIES
+    for kind in KINDS
+    if len(names := {m.name for m in fa.metrics(family, kind)}) >= 3  # type: ignore[arg-type]
+]
+_MANY = 6  # a list of more names than this is a list of the registry's too
+
+
+def _literal_lists(path: Path, defined_here: set[str]) -> list[str]:
+    """The literal collections in ``path`` that list metrics the registry lists, with names
+    not defined in it: a whole kind of a family, or six or more. A collection is a list,
+    tuple or set of names or of tuples led by one, or a dict's keys. A few chosen examples
+    (``exp``, ``arp`` and ``ndkl``: a sum, pairs, prefixes) are a test's own choice. Allowed
+    too: a metric paired with a peer's function (what a comparison with the peer means),
+    and the ``name in (...)`` tests of an independent reference (its own definitions)."""
+    names = {m.name for m in ENTRIES} - defined_here
+    tree = ast.parse(path.read_text())
+    allowed: set[int] = set()
+    if "reference" in path.parts:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                allowed.update(id(c) for c in node.comparators)
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in allowed:
+            continue
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            elements = [e for e in node.elts if not (isinstance(e, ast.Tuple) and _paired(e))]
+        elif isinstance(node, ast.Dict):
+            elements = [k for k, v in zip(node.keys, node.values, strict=True) if not _peer(v)]
+        else:
+            continue
+        spelled = {_spelled(e) for e in elements if e is not None} & names
+        if any(kind <= spelled for kind in KIND_SETS) or len(spelled) >= _MANY:
+            found.append(f"{path.name}:{node.lineno}: {sorted(spelled)}")
+    return found
+
+
+def _paired(pair: ast.Tuple) -> bool:
+    return any(map(_peer, pair.elts[1:]))
+
+
+def _spelled(element: ast.expr) -> str | None:
+    """The name ``element`` spells: a string, an attribute, or the first of a tuple."""
+    if isinstance(element, ast.Tuple | ast.List) and element.elts:
+        element = element.elts[0]
+    if isinstance(element, ast.Constant) and isinstance(element.value, str):
+        return element.value
+    return element.attr if isinstance(element, ast.Attribute) else None
+
+
+def test_no_list_of_metric_names_outside_the_definitions() -> None:
+    """The registry is the one list: a test or a package module that needs several metrics
+    reads ``fa.metrics`` (through ``tests/calls.py``), never a list of its own."""
+    root = Path(__file__).parent.parent
+    defined: dict[Path, set[str]] = {}
+    for m in ENTRIES:
+        module = Path(inspect.getfile(inspect.unwrap(m.function))).resolve()
+        defined.setdefault(module, set()).add(m.name)
+    found = []
+    for path in sorted(
+        [*root.joinpath("frameaudit").rglob("*.py"), *root.joinpath("tests").rglob("*.py")]
+    ):
+        found += _literal_lists(path, defined.get(path.resolve(), set()))
+    assert found == []

@@ -10,15 +10,11 @@
 
 from __future__ import annotations
 
-from frameaudit.explain.cases import euclidean_distance, nearest_cases
-from frameaudit.explain.cohesion import Method, position_parity, rank_alignment
-from frameaudit.explain.correspondence import correspondence
+from frameaudit.explain import cases as _cases
+from frameaudit.explain import cohesion as _cohesion
+from frameaudit.explain import correspondence as _correspondence
+from frameaudit.explain.cases import *  # noqa: F403  (each module's __all__ is its list)
+from frameaudit.explain.cohesion import *  # noqa: F403
+from frameaudit.explain.correspondence import *  # noqa: F403
 
-__all__ = [
-    "Method",
-    "correspondence",
-    "euclidean_distance",
-    "nearest_cases",
-    "position_parity",
-    "rank_alignment",
-]
+__all__ = _cases.__all__ + _cohesion.__all__ + _correspondence.__all__

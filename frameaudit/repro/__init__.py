@@ -7,43 +7,11 @@ once (total and leave-one-out error consistency) and the regression extension.
 
 from __future__ import annotations
 
+from frameaudit.repro import consistency, pairwise
 from frameaudit.repro._runs import EMPTY_UNION, EmptyUnion
-from frameaudit.repro.consistency import (
-    RESIDUAL_METHODS,
-    ResidualMethod,
-    leave_one_out,
-    residual_consistency,
-    total_consistency,
-)
-from frameaudit.repro.pairwise import (
-    METRICS,
-    cramers_v,
-    ea_kappa,
-    ec_agreement,
-    ec_corr,
-    ec_global,
-    ec_local,
-    pa,
-    pa_kappa,
-    summary,
-)
+from frameaudit.repro.consistency import *  # noqa: F403  (each module's __all__ is its list)
+from frameaudit.repro.pairwise import *  # noqa: F403
 
-__all__ = [
-    "EMPTY_UNION",
-    "METRICS",
-    "RESIDUAL_METHODS",
-    "EmptyUnion",
-    "ResidualMethod",
-    "cramers_v",
-    "ea_kappa",
-    "ec_agreement",
-    "ec_corr",
-    "ec_global",
-    "ec_local",
-    "leave_one_out",
-    "pa",
-    "pa_kappa",
-    "residual_consistency",
-    "summary",
-    "total_consistency",
-]
+__all__ = ["EMPTY_UNION", "EmptyUnion"]
+__all__ += consistency.__all__
+__all__ += pairwise.__all__

@@ -17,7 +17,9 @@ from conftest import Constructor, assert_frame_close, to_polars
 from reference import clustering as ref
 
 import frameaudit as fa
+from frameaudit import Metric
 from frameaudit.exceptions import InvalidDtypeError, UnsupportedBackendError
+from tests.calls import arguments, entries
 
 FRAME = ref.random_clustering(21, n=90, k=4, d=3, n_parts=3)
 FEATURES = ref.features(FRAME)
@@ -211,21 +213,12 @@ def test_results_keep_the_frame_kind() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("method", "options"),
-    [
-        ("cluster_balance", {}),
-        ("min_cluster_ratio", {}),
-        ("cluster_distribution_tv", {}),
-        ("cluster_distribution_kl", {}),
-        ("social_fairness_ratio", {"features": FEATURES}),
-        ("silhouette_difference", {"features": FEATURES}),
-    ],
-)
-def test_accessors(method: str, options: dict[str, Any]) -> None:
-    expected = getattr(fa.fair, method)(FRAME, a="a", b="b", by="part", **options)
+@pytest.mark.parametrize("metric", entries("clustering"), ids=lambda m: m.name)
+def test_accessors(metric: Metric) -> None:
+    options = arguments(metric, {"features": FEATURES})
+    expected = metric.function(FRAME, a="a", b="b", by="part", **options)
     for native in (FRAME, FRAME.lazy(), FRAME.drop("vec").to_pandas()):
-        got = getattr(native.fair, method)(a="a", b="b", by="part", **options)
+        got = getattr(native.fair, metric.name)(a="a", b="b", by="part", **options)
         assert_frame_close(to_polars(got), expected)
 
 

@@ -22,21 +22,16 @@ from frameaudit.exceptions import (
     InvalidValueError,
     UnsupportedBackendError,
 )
+from tests.calls import arguments, entries
 
 FRAME = ref.random_clustering(5, n=40, k=3, d=2, n_parts=2)
 FEATURES = ref.features(FRAME)
 
 Metric = Callable[..., Any]
-LABEL = [
-    fa.fair.cluster_balance,
-    fa.fair.min_cluster_ratio,
-    fa.fair.cluster_distribution_tv,
-    fa.fair.cluster_distribution_kl,
-]
-DISTANCE = [fa.fair.social_fairness_ratio, fa.fair.silhouette_difference]
+LABEL = [m.function for m in entries("clustering", "clusters")]
+DISTANCE = [m.function for m in entries("clustering", features=True)]
 ALL: list[tuple[Metric, dict[str, Any]]] = [
-    *((m, {}) for m in LABEL),
-    *((m, {"features": FEATURES}) for m in DISTANCE),
+    (m.function, arguments(m, {"features": FEATURES})) for m in entries("clustering")
 ]
 IDS = [m.__name__ for m, _ in ALL]
 

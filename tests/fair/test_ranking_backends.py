@@ -164,12 +164,11 @@ def test_backends_match_polars_and_reference(
     assert_frame_close(result, expected(frame, metric, **reference_arguments(kwargs)))
 
 
+# every metric by query and item within parts, a combo in turn
 ACCESSOR_CASES = [
-    ("exp", {"ranking": "query", "size": "rows", "combo": "MaxMinDiff"}),
-    ("erbr", {"ranking": "query", "relevance": "binary", "combo": None}),
-    ("arp", {"ranking": "query", "item": "item", "groups": MANY_MAP, "by": "part"}),
-    ("ndkl", {"ranking": "query"}),
-    ("iaa", {"ranking": "query", "item": "item"}),
+    (metric, arguments(metric, {"ranking": "query", "item": "item", "by": "part"}, combo))
+    for i, metric in enumerate(METRICS)
+    for combo in [COMBOS[i % len(COMBOS)] if i % 2 else None]
 ]
 
 

@@ -7,6 +7,7 @@ lazy frame at ``collect()``, and the call itself reads no data.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -22,8 +23,10 @@ from frameaudit import (
     InvalidDtypeError,
     InvalidParameterError,
     InvalidValueError,
+    Metric,
     UnsupportedBackendError,
 )
+from tests.calls import arguments
 
 BASE = pl.DataFrame(
     {
@@ -396,11 +399,12 @@ def test_duckdb_value_errors_are_frameaudit_errors() -> None:
         _check(raised, case.fragments)
 
 
-def test_valid_base_frame_raises_nothing() -> None:
+@pytest.mark.parametrize("metric", fa.metrics("ranking"), ids=lambda m: m.name)
+def test_valid_base_frame_raises_nothing(metric: Metric) -> None:
     """The cases above fail because of their change, not because the base frame is bad."""
-    for metric in ("exp", "expu", "expru", "awrf", "erbe", "erbp", "arp", "ndkl", "iaa"):
-        call(metric, BASE, {"item": "item", "groups": MAPPING} if metric != "iaa" else {})
-    call("erbr", BASE, {"relevance": "binary"})
+    grouped = "groups" in inspect.signature(metric.function).parameters
+    kwargs = {"item": "item", "groups": MAPPING} if grouped else {}
+    assert call(metric.name, BASE, kwargs | arguments(metric, {"relevant": "binary"})).height
 
 
 def test_unsupported_frame_type() -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from reference.ranking import COMBOS, GROUP_METRICS, METRICS, explicit_size
 
 import frameaudit as fa
+from frameaudit._registry import entry
 from tests.calls import entries
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -173,7 +174,8 @@ def test_ndkl_zero_when_every_prefix_matches_the_reference(frame: pl.DataFrame, 
 
 # --- Bad input: random corruption must raise a frameaudit error, never anything else. --------
 
-RELEVANCE_METRICS = ("expu", "expru", "erbr", "iaa")
+RELEVANCE_METRICS = tuple(m.name for m in entries("ranking", relevance=True))
+GRADED = tuple(m for m in RELEVANCE_METRICS if entry(m).roles["relevance"] == "relevance")
 NOT_IAA = tuple(m for m in METRICS if m != "iaa")
 
 
@@ -193,7 +195,7 @@ def _partner(frame: pl.DataFrame, row: int) -> int:
 
 
 def _relevance_column(metric: str) -> str:
-    return "binary" if metric == "erbr" else "relevance"
+    return "binary" if entry(metric).roles["relevance"] == "relevant" else "relevance"
 
 
 Corruption = Callable[[pl.DataFrame, str, int, st.DataObject], tuple[pl.DataFrame, dict[str, Any]]]
@@ -220,18 +222,18 @@ CORRUPTIONS: dict[str, tuple[tuple[str, ...], Corruption]] = {
         lambda f, _m, i, d: (_set(f, "rank", i, d.draw(st.integers(-5, 0))), {}),
     ),
     "relevance out of range": (
-        ("expu", "expru", "iaa"),
+        GRADED,
         lambda f, _m, i, d: (
             _set(f, "relevance", i, d.draw(st.sampled_from([-0.5, 1.5, math.nan, math.inf]))),
             {},
         ),
     ),
     "ctr out of range": (
-        ("expru",),
+        tuple(m.name for m in entries("ranking", ctr=True)),
         lambda f, _m, i, d: (_set(f, "ctr", i, d.draw(st.sampled_from([-1.0, 2.0, math.nan]))), {}),
     ),
     "non-binary relevance": (
-        ("erbr",),
+        tuple(m for m in RELEVANCE_METRICS if m not in GRADED),
         lambda f, _m, i, d: (_set(f, "binary", i, d.draw(st.sampled_from([0.5, 2, -1]))), {}),
     ),
     "float rank": (

@@ -15,12 +15,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-LABEL_METRICS = (
-    "cluster_balance",
-    "min_cluster_ratio",
-    "cluster_distribution_tv",
-    "cluster_distribution_kl",
-)
+import frameaudit as fa
+
+# the metrics over cluster label counts, as the registry lists them
+LABEL_METRICS = tuple(m.name for m in fa.metrics("clustering", "clusters"))
 
 Value = float | None
 

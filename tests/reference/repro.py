@@ -15,16 +15,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-METRICS = (
-    "ec_local",
-    "ec_global",
-    "ea_kappa",
-    "ec_agreement",
-    "ec_corr",
-    "pa",
-    "pa_kappa",
-    "cramers_v",
-)
+import frameaudit as fa
+
+# the pairwise metrics, as the registry lists them (the formulas below are this module's own)
+METRICS: tuple[str, ...] = fa.repro.METRICS
 STATS = ("mean", "std", "min", "max", "q05", "q95", "n_pairs", "n_undefined")
 RESIDUAL_METHODS = ("ratio", "ratio-signed", "ratio-diff", "ratio-diff-signed")
 

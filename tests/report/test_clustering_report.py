@@ -15,16 +15,12 @@ from polars.testing import assert_frame_equal
 
 import frameaudit as fa
 from frameaudit.report import Report
+from tests.calls import entries, names
 
 ROLES: dict[str, Any] = {"a": "a", "b": "b"}
 FEATURES = ["x", "y"]
 BOOT: dict[str, Any] = {"point": "id", "ci": 0.9, "n_boot": 40, "seed": 3}
-LABEL_METRICS = [
-    "cluster_balance",
-    "min_cluster_ratio",
-    "cluster_distribution_tv",
-    "cluster_distribution_kl",
-]
+LABEL_METRICS = names("clustering", "clusters")
 CHARTS = ["composition", "balance"]
 
 
@@ -90,10 +86,9 @@ def test_summary_values_are_the_metric_functions(points: pl.DataFrame, report: R
     assert _value(report, "silhouette_difference") == pytest.approx(expected, rel=1e-12)
     assert report.summary["combo"].is_null().all()
     directions = dict(report.summary.select("metric", "direction").rows())
-    for metric in ("cluster_balance", "min_cluster_ratio", "social_fairness_ratio"):
-        assert directions[metric].startswith("1 = parity")
-    for metric in ("cluster_distribution_tv", "cluster_distribution_kl", "silhouette_difference"):
-        assert directions[metric].startswith("0 = parity")
+    assert directions == {m.name: m.best for m in entries("clustering")}
+    assert directions["cluster_balance"].startswith("1 = parity")
+    assert directions["silhouette_difference"].startswith("0 = parity")
     ranges = dict(report.summary.select("metric", "range").rows())
     assert ranges["cluster_distribution_tv"] == ranges["cluster_balance"] == "[0, 1]"
     assert ranges["silhouette_difference"] == "[-2, 2]"

@@ -22,6 +22,7 @@ from frameaudit import (
     InvalidParameterError,
     InvalidValueError,
 )
+from tests.calls import names
 
 BASE = pl.DataFrame(
     {
@@ -183,7 +184,8 @@ VALUE_CASES = [
 
 
 @pytest.mark.parametrize("case", VALUE_CASES, ids=[c.id for c in VALUE_CASES])
-@pytest.mark.parametrize("function", ["ec_local", "summary", "total_consistency", "leave_one_out"])
+# one pairwise metric and every function over all runs at once
+@pytest.mark.parametrize("function", ["ec_local", *names("repro", "single", "table")])
 def test_value_errors_raise_when_computed(case: Case, function: str) -> None:
     result = getattr(fa.repro, function)(case.frame.lazy(), **case.options)  # reads no data
     match = case.match.replace("ec_local:", f"{function}:")

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from reference.repro import METRICS, Part, expected_pairwise
 
 import frameaudit as fa
+from frameaudit._registry import entry
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -102,9 +103,6 @@ def test_relabelling_classes_changes_nothing(
     assert_frame_close(fa.repro.leave_one_out(relabelled), fa.repro.leave_one_out(frame))
 
 
-UNIT = ("ec_local", "ec_global", "ec_agreement", "pa", "cramers_v")
-
-
 @SETTINGS
 @given(repeated_runs())
 def test_bounds(data: tuple[pl.DataFrame, Part]) -> None:
@@ -112,7 +110,7 @@ def test_bounds(data: tuple[pl.DataFrame, Part]) -> None:
     pairs = fa.repro.summary(frame, pairwise=True)
     for metric in METRICS:
         values = pairs[metric].drop_nulls()
-        low = 0.0 if metric in UNIT else -1.0
+        low = entry(metric).bounds[0]  # 0, or -1 for the kappas and the correlation
         assert values.is_between(low - 1e-12, 1.0 + 1e-12).all(), metric
     summary = fa.repro.summary(frame)
     defined = summary.filter(pl.col("n_undefined") < pl.col("n_pairs"))

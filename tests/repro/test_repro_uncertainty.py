@@ -38,6 +38,7 @@ from reference.repro import (
 
 import frameaudit as fa
 from frameaudit._engine.resample import with_poisson_counts
+from tests.calls import names
 
 Call = Callable[..., Any]
 
@@ -209,9 +210,7 @@ def _reference_value(metric: str, target: np.ndarray, predictions: np.ndarray) -
         return float(np.nanmean(pair_metrics(target, predictions, metrics=(metric,))[metric]))
 
 
-@pytest.mark.parametrize(
-    "metric", ["ec_local", "pa_kappa", "cramers_v", "total_consistency", "residual_consistency"]
-)
+@pytest.mark.parametrize("metric", names("repro", "pairs", "single"))
 def test_interval_matches_a_numpy_bootstrap(metric: str) -> None:
     level, n_boot, n = 0.9, 2000, 150
     frame, (part,) = random_runs(17, k=4, n=n, classes=3, error=0.3)
@@ -555,16 +554,7 @@ def test_bad_uncertainty_input_is_refused(
         to_polars(fa.repro.ec_local(constructor(frame), **kwargs))
 
 
-FUNCTIONS = [
-    *METRICS,
-    "summary",
-    "total_consistency",
-    "leave_one_out",
-    "residual_consistency",
-]
-
-
-@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("name", names("repro"))
 def test_every_metric_checks_its_weight(name: str) -> None:
     frame = _with_w([1.0, 2.0, 3.0, 2.0])
     with pytest.raises(fa.InvalidValueError, match=r"weight='w': expected one value within"):
