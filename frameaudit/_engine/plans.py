@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import collections
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -391,21 +391,29 @@ def exact_sums(
     plain = [nw.col(c).sum() for c in columns if c not in floats]
     if not floats:
         return aggregate(frame, keys, *plain, *also)
+    # The per-row and per-group steps are written once for either namespace: on Polars in
+    # its own expressions, which cost a fifth of narwhals' to build (a call's fixed cost).
+    on_polars = frame.implementation is nw.Implementation.POLARS
+    ns: Any = pl if on_polars else nw
+    int128, float64 = (pl.Int128, pl.Float64) if on_polars else (nw.Int128(), nw.Float64)
 
     def term(i: int, j: int) -> str:
         return f"__fa_i{i}_{j}"
 
-    def finite(column: str) -> nw.Expr:  # DuckDB's clip already takes NaN to the bound
-        value = nw.col(column)
-        return value.fill_nan(0.0) if frame.implementation is nw.Implementation.POLARS else value
+    def finite(column: str) -> Any:  # DuckDB's clip already takes NaN to the bound
+        value = ns.col(column)
+        return value.fill_nan(0.0) if on_polars else value
 
-    scaled = frame.with_columns(
-        (finite(c) * 2.0**scale)
-        .clip(-(2.0**86), 2.0**86)  # beyond it the group is outside the window
-        .cast(nw.Int128())
-        .alias(term(i, j))
-        for i, c in enumerate(floats)
-        for j, scale in enumerate(_WINDOWS)
+    scaled = _with_columns(
+        frame,
+        (
+            (finite(c) * 2.0**scale)
+            .clip(-(2.0**86), 2.0**86)  # beyond it the group is outside the window
+            .cast(int128)
+            .alias(term(i, j))
+            for i, c in enumerate(floats)
+            for j, scale in enumerate(_WINDOWS)
+        ),
     )
     summed = aggregate(
         scaled,
@@ -418,15 +426,23 @@ def exact_sums(
     )
     totals = []
     for i, c in enumerate(floats):
-        total = nw.col(c)  # the float sum
+        total = ns.col(c)  # the float sum
         for j, scale in reversed(list(enumerate(_WINDOWS))):
-            inside = (nw.col(f"__fa_m{i}") * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
-            exact = nw.col(term(i, j)).cast(nw.Float64) * 2.0**-scale
-            total = nw.when(nw.col(c).is_finite() & inside).then(exact).otherwise(total)
+            inside = (ns.col(f"__fa_m{i}") * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
+            exact = ns.col(term(i, j)).cast(float64) * 2.0**-scale
+            total = ns.when(ns.col(c).is_finite() & inside).then(exact).otherwise(total)
         totals.append(total.alias(c))
     helpers = [f"__fa_m{i}" for i in range(len(floats))]
     helpers += [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
-    return summed.with_columns(*totals).drop(*helpers)
+    return _with_columns(summed, totals).drop(*helpers)
+
+
+def _with_columns(frame: nw.LazyFrame[Any], columns: Iterable[Any]) -> nw.LazyFrame[Any]:
+    """``frame.with_columns(*columns)``: Polars expressions on Polars, else narwhals ones."""
+    if frame.implementation is nw.Implementation.POLARS:
+        native: pl.LazyFrame = frame.to_native()
+        return nw.from_native(native.with_columns(*columns))
+    return frame.with_columns(*columns)
 
 
 def exact_means(
