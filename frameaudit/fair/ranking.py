@@ -613,15 +613,15 @@ def _conclude(
     return prep.estimation.finish(result, keys, checks=prep.checks, listed=listed)
 
 
-@constraints(combo=Choice(COMBOS))
+@constraints(combo=Several(Choice(COMBOS)))
 def combine(
     per_group: Any,
     *,
     metric: str,
     by: Names | None = None,
-    combo: Combo = "MinMaxRatio",
+    combo: Combos = "MinMaxRatio",
 ) -> Any:
-    r"""Combine per-group values into one number per partition, with one of the seven combos.
+    r"""Combine per-group values into one number per partition, with one or more of the combos.
 
     A group metric called with ``combo=None`` returns its per-group values :math:`V_g`; this
     applies a combo to them afterwards, so that several combos cost one metric call:
@@ -648,13 +648,16 @@ def combine(
     by
         The partition column(s) the metric was called with; None: one partition.
     combo
-        One of the seven names above.
+        One of the seven names above, or a list of them: all computed from one aggregation
+        of ``per_group``.
 
     Returns
     -------
     A frame of the input's kind: the ``by`` columns and ``metric`` (Float64), one row per
-    partition, sorted by ``by``. Null where a partition holds a null or NaN :math:`V_g`, and
-    where the combo is 0/0 (``MinMaxRatio`` when every value is 0; ``Variance`` of one group).
+    partition, sorted by ``by``; for a list of combos, one row per partition and combo, named
+    in a ``combo`` column after ``by`` (sorted by ``by`` and ``combo``). Null where a
+    partition holds a null or NaN :math:`V_g`, and where the combo is 0/0 (``MinMaxRatio``
+    when every value is 0; ``Variance`` of one group).
 
     Examples
     --------
@@ -666,6 +669,8 @@ def combine(
     0.707738
     >>> fa.fair.combine(per_group, metric="exp", combo="MaxMinDiff").item()
     0.219197
+    >>> fa.fair.combine(per_group, metric="exp", combo=["MaxMinDiff", "MinMaxRatio"]).rows()
+    [('MaxMinDiff', 0.219197), ('MinMaxRatio', 0.707738)]
 
     """
     bound = bind(
@@ -677,16 +682,22 @@ def combine(
         frame_name="per_group",
     )
     by_names = bound.columns["by"]
-    combined = _combine(
-        partitioned(bound.source.frame, by_names), by_names or [WHOLE], metric, [combo]
-    ).rename({combo: metric})
+    partition = by_names or [WHOLE]
+    combos = [combo] if isinstance(combo, str) else list(combo)
+    combined = _combine(partitioned(bound.source.frame, by_names), partition, metric, combos)
+    keys = by_names
+    if isinstance(combo, str):
+        combined = combined.rename({combo: metric})
+    else:
+        combined = long_form(
+            combined, partition, combos, bound.source, name=COMBO, picks={metric: str}
+        )
+        keys = [*by_names, COMBO]
     checks = [
         validate.non_empty(bound.source.frame, "combine"),
         validate.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
     ]
-    return from_engine(
-        combined.select(*by_names, metric), bound.source, sort_by=by_names, checks=checks
-    )
+    return from_engine(combined.select(*keys, metric), bound.source, sort_by=keys, checks=checks)
 
 
 def _combine(

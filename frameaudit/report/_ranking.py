@@ -9,7 +9,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
-from frameaudit._registry import metrics
+from frameaudit._registry import Metric, metrics
 from frameaudit.fair.ranking import Size
 from frameaudit.report import _charts, _layout, _tables
 from frameaudit.report._layout import Layout
@@ -134,13 +134,13 @@ def ranking(
     worst: list[dict[str, Any]] = []
     with _tables.progress(len(group_metrics) + 3, "ranking report") as step:
         for declared in group_metrics:
-            name, metric = declared.name, declared.function
+            name = declared.name
             if any(given[source] is None for source in declared.roles.values()):
                 step()
                 continue  # a column the metric needs was not given
             extra = {role: given[source] for role, source in declared.roles.items()}
             extra |= {option: given[option] for option in declared.options}
-            values = _tables.eager(metric(frame, **roles, **extra, combo=None, **boot))
+            values, combos = _group_metric(declared, frame, {**roles, **extra}, boot, partitions)
             shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
             joined = [*partitions, *keys]
             if per_group is None:
@@ -149,7 +149,6 @@ def ranking(
                 per_group = per_group.join(
                     values.drop(shared), on=joined, how="left", nulls_equal=True
                 )
-            combos = _tables.eager(metric(frame, **roles, **extra, combo=list(fair.COMBOS), **boot))
             summary.append(_combos(name, combos, values, partitions=partitions, keys=keys, ci=ci))
             worst.append(_worst_group(values, [*partitions, *keys], name))
             step()
@@ -222,6 +221,30 @@ def ranking(
             *notes,
         ),
     )
+
+
+def _group_metric(
+    declared: Metric,
+    frame: Any,
+    arguments: dict[str, Any],
+    boot: dict[str, Any],
+    partitions: list[str],
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A group metric's per-group values and its value under every combo.
+
+    Without a bootstrap, the combos come from the per-group values (one small plan, no second
+    pass over the frame); with one, from the metric's own replicates, which give their
+    intervals.
+    """
+    metric = declared.function
+    values = _tables.eager(metric(frame, **arguments, combo=None, **boot))
+    every = list(fair.COMBOS)
+    if boot:
+        combos = _tables.eager(metric(frame, **arguments, combo=every, **boot))
+    else:
+        by = partitions or None
+        combos = fair.combine(values, metric=declared.name, by=by, combo=every)
+    return values, combos
 
 
 def _iaa(frame: Any, roles: dict[str, Any], boot: dict[str, Any]) -> tuple[pl.DataFrame, str]:

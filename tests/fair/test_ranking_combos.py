@@ -89,6 +89,19 @@ def test_public_combine_of_per_group_values_by_hand(constructor: Constructor, co
         assert _close(result.item(0, "erbe"), EXPECTED[part][combo]), part
 
 
+def test_public_combine_of_several_combos_at_once(constructor: Constructor) -> None:
+    """A list of combos: one row per combo, sorted by name, with the hand values."""
+    chosen: list[Combo] = ["Variance", "MinMaxRatio", "LTwo"]
+    for part in CASES:
+        frame = constructor(_frame([part]))
+        per_group = fa.fair.erbe(frame, decay=0.5, by="part", combo=None)
+        result = to_polars(fa.fair.combine(per_group, metric="erbe", by="part", combo=chosen))
+        assert result.columns == ["part", "combo", "erbe"]
+        assert result["combo"].to_list() == sorted(chosen)
+        for _, combo, value in result.iter_rows():
+            assert _close(value, EXPECTED[part][combo]), (part, combo)
+
+
 @pytest.mark.parametrize("combo", COMBOS)
 def test_a_partition_compares_every_group_of_the_frame(
     constructor: Constructor, combo: Combo
