@@ -937,14 +937,20 @@ def _latin(spec: Spec) -> list[Any]:
     outputs = _outputs(spec)
     shown = _shown(spec)
     roles = spec.frame_roles
+    # every name on Polars and DuckDB; the other in-memory kinds (Polars' plans behind another
+    # door) share a core set, each call on one door in turn, so that every door meets the
+    # names its conversion could add (a pandas index) on some role
+    doors = [k for k in spec.kinds if k not in ("polars[eager]", "duckdb")]
+    runs = [(k, [k]) for k in spec.kinds if k in ("polars[eager]", "duckdb")]
+    runs += [("doors", doors)] if doors else []
     cases = []
-    for kind in spec.kinds:
-        # every name on Polars; elsewhere (the same plans behind another door) a core set
-        pool = [*PLAIN, *outputs] if kind == "polars[eager]" else [*CORE, *outputs[:3], *PLAIN]
+    for pool_of, kinds in runs:
+        pool = [*PLAIN, *outputs] if pool_of == "polars[eager]" else [*CORE, *outputs[:3], *PLAIN]
         names = [n for n in dict.fromkeys(pool) if n not in taken]
-        if kind != "polars[eager]":
-            names = names[: max(6, len(roles) + 1)]
+        if pool_of != "polars[eager]":
+            names = names[: max(6, len(roles) + 1, len(kinds))]
         for j in range(len(names)):
+            kind = kinds[j % len(kinds)]
             renames = {
                 p: names[(i + j) % len(names)]
                 for i, p in enumerate(roles)

@@ -424,17 +424,28 @@ _BUILDERS: dict[str, tuple[pl.DataFrame, dict[str, str], dict[str, Any]]] = {
 }
 
 
-def _report_cases() -> list[tuple[str, str, str]]:
-    """(builder, role, name): every name once per builder, the roles taken in turn."""
+def _report_cases() -> list[Any]:
+    """(builder, {role: name}): every name once per builder, as many roles renamed at a time as
+    the builder has, the roles taken in turn. A name that is a role's column goes to that role
+    (renaming it there changes nothing; taking it from its role would test a missing column)."""
     cases = []
     for builder, (_, roles, _) in _BUILDERS.items():
         parameters = list(roles)
+        batches: list[dict[str, str]] = [{}]
         for i, name in enumerate(_REPORT_NAMES):
-            turn = [parameters[(i + k) % len(parameters)] for k in range(len(parameters))]
-            # a name that is another role's column goes to that role (renaming it changes
-            # nothing there, and taking it from its role would test a missing column instead)
-            role = next((r for r in turn if name not in roles.values()), None)
-            cases.append((builder, role or next(r for r in turn if roles[r] == name), name))
+            own = [r for r in parameters if roles[r] == name]
+            turn = own or [parameters[(i + k) % len(parameters)] for k in range(len(parameters))]
+            free = [r for r in turn if r not in batches[-1]]
+            if not free:
+                batches.append({})
+                free = turn
+            batches[-1][free[0]] = name
+        cases += [
+            pytest.param(
+                builder, batch, id=f"{builder}-" + ",".join(f"{r}>{n}" for r, n in batch.items())
+            )
+            for batch in batches
+        ]
     return cases
 
 
@@ -455,22 +466,29 @@ def test_the_report_names_are_found() -> None:
     assert {"rows", "bucket", "share", "points", "n", "undefined_replicates"} <= set(_REPORT_NAMES)
 
 
-@pytest.mark.parametrize(("builder", "role", "name"), _report_cases())
-def test_a_role_column_named_like_a_report_column(builder: str, role: str, name: str) -> None:
+@pytest.mark.parametrize(("builder", "renames"), _report_cases())
+def test_role_columns_named_like_report_columns(builder: str, renames: dict[str, str]) -> None:
+    """The report is the same, or its error names a renamed role (``role='name'``); that
+    rename is then left out and the others tried again."""
     frame, roles, _ = _BUILDERS[builder]
-    column = roles[role]
-    if name in frame.columns and name != column:
-        frame = frame.drop(name)  # the renamed column takes the name; what held it goes
-    renamed = {**roles, role: name}
-    outcome: Report | fa.FrameAuditError
-    try:
-        outcome = _report(builder, renamed, frame.rename({column: name}))
-    except fa.FrameAuditError as error:
-        outcome = error
-    if isinstance(outcome, Report):
-        assert_frame_equal(outcome.summary, _baseline_summary(builder))
-    else:
-        assert f"{role}={name!r}" in str(outcome)
+    pending = dict(renames)
+    while pending:
+        columns = {roles[role]: name for role, name in pending.items()}
+        # a renamed column takes the name; a column that held it goes
+        taken = [
+            name for column, name in columns.items() if name in frame.columns and name != column
+        ]
+        renamed = frame.drop(taken).rename(columns)
+        try:
+            report = _report(builder, {**roles, **pending}, renamed)
+        except fa.FrameAuditError as error:
+            message = str(error)
+        else:
+            assert_frame_equal(report.summary, _baseline_summary(builder))
+            return
+        named = [role for role, name in pending.items() if f"{role}={name!r}" in message]
+        assert named, message
+        del pending[named[0]]
 
 
 # --- rows a report orders by value ------------------------------------------------------------
