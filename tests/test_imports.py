@@ -43,7 +43,7 @@ LAYERS = (
     ("frameaudit._kernels",),
     ("frameaudit._expr",),
     ("frameaudit._engine.text",),
-    ("frameaudit._engine.checks", "frameaudit._engine.plans", "frameaudit._engine.screens"),
+    ("frameaudit._engine.checks", "frameaudit._engine.plans"),
     ("frameaudit._engine.convert",),
     ("frameaudit._engine.kernels",),
     ("frameaudit._engine",),

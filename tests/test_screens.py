@@ -18,6 +18,7 @@ from frameaudit._engine import (
     RUN,
     FastPlan,
     order_marks,
+    plans,
     proven_or_exact,
     runs_along,
     sorted_screen,
@@ -290,3 +291,30 @@ def test_ndkl_on_a_sorted_scan_takes_the_one_pass_plan(
         assert value == pytest.approx(expected, rel=1e-12)
     else:
         assert value != pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("ranks", "in_memory", "fast"),
+    [
+        ([1, 2, 3, 1, 2], False, True),
+        ([1, 3, 4, 1, 2], False, False),
+        ([1, 2, 3, 1, 2], True, False),
+    ],
+    ids=["ranks 1..n, lazy", "a gap, lazy", "ranks 1..n, in memory"],
+)
+def test_per_order_takes_the_ranks_where_they_are_the_orders(
+    monkeypatch: pytest.MonkeyPatch, ranks: list[int], in_memory: bool, fast: bool
+) -> None:
+    """Ranks 1..n in every ranking of a lazy Polars plan are the orders (no window); the
+    window is made wrong here on purpose (every order 9), so only that plan sums the ranks."""
+    monkeypatch.setattr(plans, "order_within", lambda *_: nw.lit(9, dtype=nw.Int64))
+    rows = nw.from_native(pl.LazyFrame({"ranking": [0, 0, 0, 1, 1], "rank": ranks}))
+    result = plans.per_order(
+        rows,
+        ["ranking"],
+        "rank",
+        lambda frame, order: frame.group_by("ranking").agg(order.sum().alias("s")),
+        in_memory=in_memory,
+    )
+    sums = result.to_native().collect().sort("ranking")["s"].to_list()
+    assert sums == ([sum(ranks[:3]), sum(ranks[3:])] if fast else [27, 18])

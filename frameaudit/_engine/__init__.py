@@ -11,8 +11,9 @@ on every engine:
   inside its result's plan (DuckDB and Spark raise through their raise-an-error functions);
 * :mod:`~frameaudit._engine.text`: values in check messages, formatted in the engine as
   Python's ``repr`` writes them;
-* :mod:`~frameaudit._engine.plans`: the plan steps whose best form depends on the engine;
-* :mod:`~frameaudit._engine.screens`: native Polars screens over neighbouring rows;
+* :mod:`~frameaudit._engine.plans`: the plan steps whose best form depends on the engine,
+  with the fast paths on Polars that a proof in the same plan chooses (the screens over
+  neighbouring rows among them);
 * :mod:`~frameaudit._engine.kernels`: the numpy kernels run on a plan's rows;
 * :mod:`~frameaudit._engine.resample`: the bootstrap's unit counts and percentile intervals;
 * :mod:`~frameaudit._engine.estimate`: one call's estimation (units, weights, bootstrap,
@@ -51,12 +52,21 @@ from frameaudit._engine.kernels import (
     run_kernel,
 )
 from frameaudit._engine.plans import (
+    PROVED,
+    RUN,
+    FastPlan,
+    agreement_screen,
     cached,
     count_distinct,
     exact_means,
     exact_sums,
+    order_marks,
     order_within,
+    per_order,
+    proven_or_exact,
     repeats_within,
+    runs_along,
+    sorted_screen,
     sums_along,
 )
 from frameaudit._engine.resample import (
@@ -72,16 +82,6 @@ from frameaudit._engine.resample import (
     interval,
     requested_bootstrap,
     resampling,
-)
-from frameaudit._engine.screens import (
-    PROVED,
-    RUN,
-    FastPlan,
-    agreement_screen,
-    order_marks,
-    proven_or_exact,
-    runs_along,
-    sorted_screen,
 )
 
 __all__ = [
@@ -128,6 +128,7 @@ __all__ = [
     "nearest_rows",
     "order_marks",
     "order_within",
+    "per_order",
     "proven_or_exact",
     "repeats_within",
     "requested_bootstrap",

@@ -63,6 +63,7 @@ from frameaudit._engine import (
     long_form,
     order_marks,
     order_within,
+    per_order,
     proven_or_exact,
     requested_bootstrap,
     runs_along,
@@ -1358,17 +1359,14 @@ def arp(
         listed_combos=isinstance(combo, list | tuple),
     )
 
-    def without_window() -> FastPlan:
-        # positions 1..n_r in every ranking are the orders themselves: no window (proved
-        # from the same aggregation; the window only when the proof fails)
-        fast = _arp_per_ranking(prep, prep.frame, nw.col(rank))
-        contiguous = (over(nw.col("__fa_lo").min(), prep.rankings) == 1) & (
-            over(nw.col("__fa_hi").max(), prep.rankings) == nw.col(_RANKINGS)
-        )
-        return FastPlan(fast, fast.select(contiguous.alias(PROVED)).select(nw.col(PROVED).min()))
-
-    exact = _arp_per_ranking(prep, _with_order(prep, "arp"), nw.col(_ORDER))
-    per_ranking = proven_or_exact(exact, without_window, in_memory=prep.estimation.source.in_memory)
+    prep.estimation.source.require_ordered_windows("arp")
+    per_ranking = per_order(
+        prep.frame,
+        prep.rankings,
+        rank,
+        lambda rows, order: _arp_per_ranking(prep, rows, order),
+        in_memory=prep.estimation.source.in_memory,
+    )
     sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
     if combo is None:
         # the replicates' sizes are not shown (ARP's V_g does not divide by them)
@@ -1381,8 +1379,7 @@ def _arp_per_ranking(
 ) -> nw.LazyFrame[Any]:
     """ARP's won and mixed pairs per (ranking, group), from each row's ``order``.
 
-    Also the smallest and largest order of the group (``__fa_lo``, ``__fa_hi``) and the
-    ranking's length (``_RANKINGS``).
+    Also the ranking's length (``_RANKINGS``).
     """
     ngr = nw.col("__fa_ngr")
     weighted = prep.estimation.unit_weight()
@@ -1392,8 +1389,6 @@ def _arp_per_ranking(
             [*prep.rankings, *prep.groups],
             order.cast(nw.Float64).sum().alias("__fa_sum_order"),
             nw.len().alias("__fa_ngr"),
-            order.min().alias("__fa_lo"),
-            order.max().alias("__fa_hi"),
             *([nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []),
         )
         .with_columns(ngr.cast(nw.Float64))
