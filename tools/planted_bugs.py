@@ -127,6 +127,13 @@ BUGS = (
         ("tests/test_text.py",),
     ),
     Bug(
+        "Polars lazy only: ranks with a gap taken as the orders",
+        "frameaudit/_engine/plans.py",
+        "        counted = (position.min() == 1) & (",
+        "        counted = (position.min() >= 1) | (",
+        ("tests/test_screens.py", "tests/fair"),
+    ),
+    Bug(
         "DuckDB only: repeated integer positions go unnoticed",
         "frameaudit/_engine/plans.py",
         "    if frame.implementation in _SPARK:\n        return _any_repeat(",
