@@ -15,16 +15,13 @@ from reference.ranking import ndkl_one
 import frameaudit as fa
 from frameaudit._engine import (
     PROVED,
-    RUN,
     FastPlan,
     order_marks,
     plans,
     proven_or_exact,
-    runs_along,
     sorted_screen,
 )
 from frameaudit._expr import WHOLE
-from frameaudit.fair import ranking
 
 # (ranking, rank) rows in scan order, and whether they prove distinct positions
 CASES: dict[str, tuple[list[tuple[int | None, int | None]], bool]] = {
@@ -182,11 +179,15 @@ def test_depends_on_the_order_of_positions_only(metric: str, kind: str, position
 
 
 # (ranking, rank, group, term) rows in scan order; per ranking, whether the rows came in
-# one run of rising positions (RUN is then the ranking's size)
+# one run of rising positions 1 … n (every row's run proof then holds)
 RUNS: dict[str, tuple[list[tuple[int, int, str, float]], dict[int, bool]]] = {
     "sorted": (
-        [(0, 1, "a", 1.0), (0, 2, "b", 2.0), (0, 5, "a", 4.0), (1, 1, "b", 8.0), (1, 2, "b", 16.0)],
+        [(0, 1, "a", 1.0), (0, 2, "b", 2.0), (0, 3, "a", 4.0), (1, 1, "b", 8.0), (1, 2, "b", 16.0)],
         {0: True, 1: True},
+    ),
+    "a gap": (
+        [(0, 1, "a", 1.0), (0, 2, "b", 2.0), (0, 5, "a", 4.0), (1, 1, "b", 8.0), (1, 2, "b", 16.0)],
+        {0: False, 1: True},
     ),
     "unsorted positions": (
         [(0, 2, "a", 1.0), (0, 1, "b", 2.0), (1, 1, "b", 8.0), (1, 2, "b", 16.0)],
@@ -205,7 +206,7 @@ def _runs(rows: list[tuple[int, int, str, float]], partition: list[str]) -> pl.D
         schema={"ranking": pl.Int64, "rank": pl.Int64, "group": pl.String, "term": pl.Float64},
         orient="row",
     )
-    runs = runs_along(
+    runs = plans._runs_along(
         nw.from_native(frame),
         partition,
         "rank",
@@ -232,9 +233,8 @@ def test_runs_along_counts_and_sums_in_position_order() -> None:
 def test_runs_along_proves_only_rankings_that_came_in_one_rising_run(case: str) -> None:
     rows, proved = RUNS[case]
     result = _runs(rows, ["ranking"])
-    sizes = result.group_by("ranking").agg(pl.len().alias("n"), pl.col(RUN).max())
-    found = {r: run == n for r, n, run in sizes.select("ranking", "n", RUN).rows()}
-    assert found == proved
+    found = result.group_by("ranking").agg(pl.col(plans._RUN).all())
+    assert dict(found.select("ranking", plans._RUN).rows()) == proved
 
 
 def test_runs_along_without_partition_keys_is_one_partition() -> None:
@@ -243,8 +243,8 @@ def test_runs_along_without_partition_keys_is_one_partition() -> None:
     assert result["order"].to_list() == [1, 2, 3]
     assert result["count"].to_list() == [1, 1, 2]
     assert result["before"].to_list() == [0.0, 1.0, 3.0]
-    assert result[RUN].to_list() == [3, 3, 3]
-    assert _runs(list(reversed(rows)), [WHOLE])[RUN].to_list() == [0, 0, 0]
+    assert result[plans._RUN].to_list() == [True, True, True]
+    assert _runs(list(reversed(rows)), [WHOLE])[plans._RUN].to_list() == [False, False, False]
 
 
 def _ndkl_reference(frame: pl.DataFrame) -> float:
@@ -274,13 +274,13 @@ def test_ndkl_on_a_sorted_scan_takes_the_one_pass_plan(
     right value.
     """
 
-    right_sums_along = ranking.sums_along
+    right_sums_along = plans._sums_along
 
     def wrong_sums_along(*args: Any, running: str, **kwargs: Any) -> Any:
         rows, totals = right_sums_along(*args, running=running, **kwargs)
         return rows.with_columns(nw.col(f"{running}_before") * 2.0), totals
 
-    monkeypatch.setattr(ranking, "sums_along", wrong_sums_along)
+    monkeypatch.setattr(plans, "_sums_along", wrong_sums_along)
     log = fa.datasets.biased_rankings([0.3, 0.7], 10, phi=0.5, num_rankings=20, seed=0)
     expected = _ndkl_reference(log)
     if order == "shuffled":

@@ -53,7 +53,6 @@ from frameaudit._engine.kernels import (
 )
 from frameaudit._engine.plans import (
     PROVED,
-    RUN,
     FastPlan,
     agreement_screen,
     cached,
@@ -65,9 +64,8 @@ from frameaudit._engine.plans import (
     per_order,
     proven_or_exact,
     repeats_within,
-    runs_along,
+    running_along,
     sorted_screen,
-    sums_along,
 )
 from frameaudit._engine.resample import (
     MAX_SEED,
@@ -90,7 +88,6 @@ __all__ = [
     "POINT",
     "PROVED",
     "REPLICATE",
-    "RUN",
     "SINGLE",
     "UNDEFINED",
     "Bootstrap",
@@ -135,10 +132,9 @@ __all__ = [
     "require_kernel_engine",
     "resampling",
     "run_kernel",
-    "runs_along",
+    "running_along",
     "schema_names",
     "sorted_screen",
-    "sums_along",
     "text",
     "to_engine",
 ]

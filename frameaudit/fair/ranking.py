@@ -42,13 +42,10 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
-    PROVED,
-    RUN,
     SINGLE,
     Bootstrap,
     DistinctSizes,
     Estimation,
-    FastPlan,
     Source,
     align,
     cached,
@@ -62,14 +59,10 @@ from frameaudit._engine import (
     is_frame,
     long_form,
     order_marks,
-    order_within,
     per_order,
-    proven_or_exact,
     requested_bootstrap,
-    runs_along,
+    running_along,
     schema_names,
-    sorted_screen,
-    sums_along,
     text,
 )
 from frameaudit._expr import (
@@ -1297,12 +1290,6 @@ def erbr(
     )
 
 
-def _with_order(prep: _Prepared, metric: str) -> nw.LazyFrame[Any]:
-    """Add each row's 1-based order within its ranking (``_ORDER``), by position."""
-    prep.estimation.source.require_ordered_windows(metric)
-    return prep.frame.with_columns(order_within(prep.frame, prep.rank, prep.rankings).alias(_ORDER))
-
-
 @registered("ranking", "group", unit=UNITS)
 @constraints(combo=_COMBOS, **UNCERTAINTY)
 def arp(
@@ -1487,63 +1474,23 @@ def ndkl(
         universe=universe,
     )
     reference = _reference(prep, target, listed=universe is not None)
+    prep.estimation.source.require_ordered_windows("ndkl")
     i = nw.col(_ORDER).cast(nw.Float64)
     w = discount(nw.col(_ORDER))
-    # along a ranking, by its rows' orders i: the terms w_i / i of H, and w_i and w_i ln i
-    order_terms = {"__fa_term": w / i, "__fa_w": w}
-    along, totals = sums_along(
-        _with_order(prep, "ndkl"),
-        order_terms,
+    # along a ranking, by its rows' orders i: the running count of the row's group, and the
+    # terms w_i / i of H (with H(j − 1), the sum before the row) and w_i
+    per_ranking = running_along(
+        prep.frame,
         prep.rankings,
+        rank,
         order=_ORDER,
-        rank=rank,
+        counts={"__fa_c": prep.groups},
+        terms={"__fa_term": w / i, "__fa_w": w},
         running="__fa_term",
+        keep=[prep.estimation.weight] if prep.estimation.weight else [],
+        then=lambda rows, totals, carried: _ndkl_sums(prep, reference, rows, totals, carried),
+        in_memory=prep.estimation.source.in_memory,
     )
-    # the group's running count last: on Spark the running sums share the order's sort
-    count = order_within(prep.frame, rank, [*prep.rankings, *prep.groups])
-    exact = _ndkl_sums(prep, reference, along.with_columns(count.alias("__fa_c")), totals)
-
-    def one_pass() -> FastPlan:
-        # positions 1..n in every ranking, sorted: the positions are the orders, and one pass
-        # along each ranking gives the running count and H(j − 1), holding one ranking at a
-        # time (proved from the same pass; the windows only when the proof fails). Only the
-        # columns that pass needs: each becomes a list per ranking.
-        columns = [
-            *prep.rankings,
-            *prep.groups,
-            *([prep.estimation.weight] if prep.estimation.weight else []),
-        ]
-        ordered = prep.frame.select(*columns, nw.col(rank).cast(nw.Int64).alias(_ORDER))
-        runs = runs_along(
-            ordered.with_columns(order_terms["__fa_term"].alias("__fa_term")),
-            prep.rankings,
-            _ORDER,
-            counts={"__fa_c": prep.groups},
-            sums={"__fa_term": "__fa_term_before"},
-        ).with_columns(order_terms["__fa_w"].alias("__fa_w"))
-        fast = _ndkl_sums(
-            prep,
-            reference,
-            runs,
-            None,
-            per_group=[
-                nw.col(_ORDER).min().alias("__fa_lo"),
-                nw.col(_ORDER).max().alias("__fa_hi"),
-                nw.col(RUN).max(),
-            ],
-            per_ranking=[nw.col("__fa_lo").min(), nw.col("__fa_hi").max(), nw.col(RUN).max()],
-        )
-        n = nw.col(_RANKINGS)
-        proved = (nw.col("__fa_lo") == 1) & (nw.col("__fa_hi") == n) & (nw.col(RUN) == n)
-        # the pass costs per run of rows: tried only where the rows come sorted
-        likely = sorted_screen(prep.frame, prep.rankings, {rank: 0}).select(
-            nw.col("sorted0").alias(PROVED)
-        )
-        return FastPlan(
-            fast.drop("__fa_lo", "__fa_hi", RUN), fast.select(proved.min().alias(PROVED)), likely
-        )
-
-    per_ranking = proven_or_exact(exact, one_pass, in_memory=prep.estimation.source.in_memory)
     # Σ_i w_i KL(P_i ‖ D) = Σ_j δ_j (H(n) − H(j − 1)), over Σ_i w_i
     value = (nw.col("__fa_h") * nw.col("__fa_delta") - nw.col("__fa_delta_h")) / nw.col("__fa_z")
     # a group with no reference share in a ranking's top prefixes: KL(P_i ‖ D) is +inf
@@ -1712,20 +1659,17 @@ def _ndkl_sums(
     reference: _Reference,
     rows: nw.LazyFrame[Any],
     totals: nw.LazyFrame[Any] | None,
-    *,
-    per_group: Sequence[nw.Expr] = (),
-    per_ranking: Sequence[nw.Expr] = (),
+    carried: Sequence[nw.Expr],
 ) -> nw.LazyFrame[Any]:
-    """Per ranking, NDKL's sums (notes of :func:`ndkl`), and further aggregations.
+    """Per ranking, NDKL's sums (notes of :func:`ndkl`), with ``carried`` (:func:`running_along`).
 
     ``rows`` carry each row's order ``_ORDER``, the running count of its group ``__fa_c``
     and the sum of the terms w_i / i before the row, ``__fa_term_before`` (H(j − 1)). Each
     row's step δ_j of F(i) = i·KL(P_i ‖ D) is computed in one expression that stays small
     where the prefix mirrors D (:func:`_ndkl_step`); a ranking's sums are Σ δ_j and
     Σ δ_j H(j − 1). Its totals H(n) and Σ w_i come from the ``totals`` table of
-    :func:`~frameaudit._engine.sums_along` at its length n, or, without it, from the rows'
-    own term columns. ``per_group`` aggregates the rows of a (ranking, group) further,
-    ``per_ranking`` those aggregates by ranking.
+    :func:`~frameaudit._engine.running_along` at its length n, or, without it, from the
+    rows' own term columns.
     """
     names = {"__fa_term": "__fa_h", "__fa_w": "__fa_z"}
     summed = [] if totals is not None else list(names)
@@ -1752,7 +1696,7 @@ def _ndkl_sums(
         nw.len().cast(nw.Int64).alias("__fa_ngr"),
         nw.col(_OFF_TARGET).max(),
         *weight,
-        *per_group,
+        *carried,
     )
     ranked = exact_sums(
         groups,
@@ -1761,7 +1705,7 @@ def _ndkl_sums(
         nw.col(_OFF_TARGET).max(),
         nw.col("__fa_ngr").sum().alias(_RANKINGS),
         *weight,
-        *per_ranking,
+        *carried,
     ).rename({term: name for term, name in names.items() if term in summed})
     if totals is None:
         return ranked
