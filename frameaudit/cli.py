@@ -22,6 +22,7 @@ import polars as pl
 from frameaudit import datasets, explain, report
 from frameaudit.exceptions import ColumnNotFoundError, FrameAuditError, InvalidParameterError
 from frameaudit.report import Report, write_atomically
+from frameaudit.report._report import read_by
 
 __all__ = ["DESCRIPTION", "EXIT_STATUS", "main"]
 
@@ -36,9 +37,11 @@ Responsible-AI metrics on a data file or a built-in example.
 """
 EXIT_STATUS = """\
 exit status:
-  0  the report was made and every --require rule holds
+  0  the report was made and every --require rule passes
   1  a --require rule failed (each verdict is printed on standard error)
   2  a usage or data error (a bad option, an unreadable file, an unwritable --output)
+  3  no --require rule failed but one is inconclusive: with --ci its interval straddles
+     the threshold, or its value is undefined
 """
 
 _READERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
@@ -342,24 +345,27 @@ def _writable(output: str | None) -> None:
         raise InvalidParameterError(msg)
 
 
+_STATUS = {"pass": 0, "fail": 1, "inconclusive": 3}
+_SAID = {"pass": "passed", "fail": "FAILED", "inconclusive": "INCONCLUSIVE"}
+
+
 def _gate(result: Report, requirements: list[tuple[str, tuple[str, float]]]) -> tuple[Report, int]:
-    """The report with its gate: 0 when every rule holds, 1 when one fails (verdicts on stderr)."""
+    """The report with its gate and the exit status of its outcome (verdicts on stderr)."""
     if not requirements:
         return result, 0
     gated = result.gate(dict(requirements))
     assert gated.verdicts is not None
+    assert gated.outcome is not None
     by = list(gated.by)
     for row in gated.verdicts.iter_rows(named=True):
-        shown = "undefined" if row["value"] is None else f"{row['value']:.4g}"
-        verdict = "passed" if row["passed"] else "FAILED"
         where = "".join(f" [{c}={row[c]!r}]" for c in by)
         note = f" ({row['note']})" if row["note"] else ""
         print(
-            f"frameaudit: {verdict}: {row['requirement']}{where} = {shown}, required "
-            f"{row['rule']}{note}",
+            f"frameaudit: {_SAID[row['outcome']]}: {row['requirement']}{where} = "
+            f"{read_by(row)}, required {row['rule']}{note}",
             file=sys.stderr,
         )
-    return gated, 0 if gated.verdicts["passed"].all() else 1
+    return gated, _STATUS[gated.outcome]
 
 
 def _columns(named: dict[str, list[str | None]]) -> dict[str, str]:
@@ -409,8 +415,10 @@ def _gate_options(parser: argparse.ArgumentParser, unit: str, needs: str) -> Non
         action="append",
         default=[],
         metavar="RULE",
-        help="an audit gate such as exp:MinMaxRatio>=0.8 or ndkl<=0.2 (repeatable): exit 1 "
-        "when any fails, 2 for an unknown metric or combo (default: no gate)",
+        help="an audit gate such as exp:MinMaxRatio>=0.8 or ndkl<=0.2 (repeatable); with "
+        "--ci a rule reads the interval (name .value, .lo or .hi after the metric to read one "
+        "number): exit 1 when any fails, 3 when none fails but one is inconclusive, 2 for an "
+        "unknown metric or combo (default: no gate)",
     )
 
 
@@ -420,8 +428,8 @@ def _report_parser(commands: Any) -> None:
         help="run a metric family on a data file and print a report",
         description="Run a metric family on a Parquet, CSV, Arrow IPC or NDJSON file. The "
         "options name the file's columns; their defaults are frameaudit's role names. Exit "
-        "status: 0 when the report ran and every --require holds, 1 when one fails, 2 for a "
-        "usage or data error.",
+        "status: 0 when the report ran and every --require passes, 1 when one fails, 3 when "
+        "none fails but one is inconclusive, 2 for a usage or data error.",
     )
     families = report_.add_subparsers(dest="family", required=True, metavar="FAMILY")
 

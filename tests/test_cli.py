@@ -279,9 +279,45 @@ def test_report_gates_exit_1_when_a_requirement_fails(
         assert f"= {_shown(exp)}, required" in verdicts[0]
 
 
+def test_report_gate_on_an_interval_exits_3_when_it_straddles_a_threshold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --ci a rule reads the interval: inside it the data cannot decide (exit 3)."""
+    log = ranking_example()
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    roles = {"group": "gender", "ranking": "query", "size": "rows"}
+    boot = {"ci": 0.9, "n_boot": 50, "seed": 3}
+    exp = fair.exp(log, **roles, **boot)
+    lo, value, hi = exp["exp_lo"].item(), exp["exp"].item(), exp["exp_hi"].item()
+    assert lo < value < hi
+    argv = ["report", "ranking", str(path), "--group", "gender", "--ranking", "query"]
+    argv += ["--size", "rows", "--ci", "0.9", "--n-boot", "50", "--seed", "3"]
+    middle = (lo + hi) / 2
+
+    def gate(*rules: str) -> tuple[int, list[str]]:
+        status = cli.main([*argv, *(a for r in rules for a in ("--require", r))])
+        return status, capsys.readouterr().err.splitlines()
+
+    status, err = gate(f"exp:MinMaxRatio>={middle!r}")
+    assert status == 3
+    assert err == [
+        f"frameaudit: INCONCLUSIVE: exp:MinMaxRatio = {_shown(value)} [{_shown(lo)}, "
+        f"{_shown(hi)}], required >= {middle:g} (the interval [{_shown(lo)}, {_shown(hi)}] "
+        f"straddles {middle:g})"
+    ]
+    # one number read: the point value, or an end of the interval
+    assert gate(f"exp:MinMaxRatio.value>={value / 2!r}")[0] == 0
+    assert gate(f"exp:MinMaxRatio.lo>={middle!r}")[0] == 1
+    # a fail decides over an inconclusive rule; passes below the interval
+    assert gate(f"exp:MinMaxRatio>={middle!r}", f"exp:MinMaxRatio>={hi * 1.01!r}")[0] == 1
+    assert gate(f"exp:MinMaxRatio>={lo * 0.99!r}")[0] == 0
+
+
 @pytest.mark.parametrize(
     ("rule", "message"),
     [
+        ("exp:MinMaxRatio.mid>=0.8", "the number read='mid' is not allowed"),
         ("exp:Foo>=0.8", "requirement='exp:Foo' is not allowed"),
         ("nope>=1", "requirement metric='nope' is not allowed"),
         ("exp>=0.8", "requirement='exp' is not allowed; expected one of: exp:MinMaxRatio"),

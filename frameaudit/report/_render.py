@@ -248,8 +248,9 @@ _STYLE = """
 .fa-report figure { margin: 0; }
 .fa-report p.fa-headline { font-size: 1.05rem; padding: .6rem .9rem; border-left: 5px solid #0072B2;
   background: #eef4fa; margin: .6rem 0 1rem; max-width: 60rem; }
-.fa-report p.fa-headline.fa-failed { border-color: #D55E00; background: #fbeee6; }
-.fa-report p.fa-headline.fa-passed { border-color: #009E73; background: #e8f5f0; }
+.fa-report p.fa-headline.fa-fail { border-color: #D55E00; background: #fbeee6; }
+.fa-report p.fa-headline.fa-pass { border-color: #009E73; background: #e8f5f0; }
+.fa-report p.fa-headline.fa-inconclusive { border-color: #E69F00; background: #fdf5e3; }
 .fa-report td.fa-false { color: #a63d00; font-weight: 600; }
 .fa-report dl.fa-record { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem;
   font-size: .9rem; }
@@ -269,9 +270,7 @@ def html_page(report: Shown) -> str:
 
 def html_body(report: Shown) -> str:
     """The report's content, styled, without a page around it: the headline and gate first."""
-    outcome = ""
-    if report.verdicts is not None:
-        outcome = " fa-passed" if report.verdicts["passed"].all() else " fa-failed"
+    outcome = "" if report.outcome is None else f" fa-{report.outcome}"
     parts = [
         f"<style>{_STYLE}</style><div class='fa-report'>",
         f"<h1>{html.escape(report.title)}</h1>",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OPERATORS", "SCHEMA_VERSION", "Report", "json_schema", "write_atomically"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The version of the JSON layout :meth:`Report.to_dict` writes (``report/schema.json``)."""
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -45,10 +45,18 @@ _VERDICTS = {
     "metric": pl.String,
     "combo": pl.String,
     "value": pl.Float64,
+    "lo": pl.Float64,
+    "hi": pl.Float64,
+    "reads": pl.String,
     "rule": pl.String,
+    "outcome": pl.String,
     "passed": pl.Boolean,
     "note": pl.String,
 }
+READINGS = ("value", "lo", "hi")
+"""What a requirement may name after its metric (``"exp:MinMaxRatio.lo"``): the value, or
+one end of its interval. Unnamed, a rule reads the interval where the report has one."""
+OUTCOMES = ("pass", "fail", "inconclusive")
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,29 +116,42 @@ class Report:
     def check(self, requirements: Mapping[str, tuple[str, float]]) -> pl.DataFrame:
         """A verdict for each requirement on the summary's values (per partition with ``by``).
 
+        A verdict is ``pass``, ``fail`` or ``inconclusive``. Where a value has an interval
+        (``ci=``), a rule reads the interval: it passes when the whole interval satisfies it,
+        fails when the whole interval violates it, and is inconclusive when the interval
+        straddles the threshold, so that a gate does not pass or fail on noise. Without an
+        interval, or naming one number (``"exp:MinMaxRatio.value"``, ``.lo``, ``.hi``), a rule
+        reads that number: pass or fail. An undefined value (null or NaN), or an end of an
+        interval the value does not have, is inconclusive: there is nothing to judge, and it
+        never passes.
+
         Parameters
         ----------
         requirements
             ``{"metric:combo": (op, threshold)}`` for group metrics (``"exp:MinMaxRatio"``)
-            and ``{"metric": (op, threshold)}`` for single-number metrics (``"ndkl"``); ``op``
-            is one of ``>=``, ``<=``, ``>``, ``<``.
+            and ``{"metric": (op, threshold)}`` for single-number metrics (``"ndkl"``),
+            either optionally followed by ``.value``, ``.lo`` or ``.hi``; ``op`` is one of
+            ``>=``, ``<=``, ``>``, ``<``.
 
         Returns
         -------
         A Polars DataFrame, one row per requirement (and ``by`` partition) in the given order:
-        the ``by`` columns, ``requirement``, ``metric``, ``combo``, ``value``, ``rule`` (e.g.
-        ``">= 0.8"``), ``passed`` (Boolean) and ``note``. An undefined value (null or NaN)
-        never passes: ``passed`` is False and ``note`` says why the value is undefined.
+        the ``by`` columns, ``requirement``, ``metric``, ``combo``, ``value``, ``lo`` and
+        ``hi`` (the interval, null without one), ``reads`` (``interval``, ``value``, ``lo`` or
+        ``hi``), ``rule`` (e.g. ``">= 0.8"``), ``outcome``, ``passed`` (``outcome ==
+        "pass"``) and ``note``, which says why a verdict is inconclusive.
 
         Raises
         ------
         InvalidParameterError
             For a metric the report does not hold (saying which column or option it needs
             where the family has it), a combo the metric does not have (or a group metric
-            named without a combo), an unknown operator or a threshold that is not a number.
+            named without a combo), a reading other than ``value``, ``lo`` and ``hi``, an
+            unknown operator or a threshold that is not a number.
         """
         by = list(self.by)
         noted = "note" in self.summary.columns
+        ranged = {"lo", "hi"} <= set(self.summary.columns)
         rows_of: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
         for row in self.summary.iter_rows(named=True):
             rows_of.setdefault((row["metric"], row["combo"]), []).append(row)
@@ -139,40 +160,58 @@ class Report:
             combos.setdefault(metric, []).append(combo)
         verdicts = []
         for requirement, rule in requirements.items():
-            metric, _, combo_name = requirement.partition(":")
+            named, dot, reading = requirement.partition(".")
+            if dot and reading not in READINGS:
+                raise InvalidParameterError.choice(
+                    f"requirement {requirement!r}: the number read", reading, READINGS
+                )
+            metric, _, combo_name = named.partition(":")
             combo = combo_name or None
             if metric not in combos:
                 self.layout.refuse_missing(metric)
                 raise InvalidParameterError.choice("requirement metric", metric, combos)
             if combo not in combos[metric]:
-                named = [f"{metric}:{c}" if c else metric for c in combos[metric]]
-                raise InvalidParameterError.choice("requirement", requirement, named)
+                listed = [f"{metric}:{c}" if c else metric for c in combos[metric]]
+                raise InvalidParameterError.choice("requirement", named, listed)
             op, threshold = _rule(requirement, rule)
             for row in rows_of[(metric, combo)]:
-                value = row["value"]
-                undefined = value is None or math.isnan(value)
-                passed = not undefined and OPERATORS[op](value, threshold)
-                note = None
-                if undefined:
-                    reason = row["note"] if noted and row["note"] else "no value"
-                    note = f"undefined: {reason}"
+                lo, hi = (row["lo"], row["hi"]) if ranged else (None, None)
+                numbers = {"value": row["value"], "lo": lo, "hi": hi}
+                interval = not (_undefined(lo) or _undefined(hi))
+                reads = reading or ("interval" if interval else "value")
+                reason = (row["note"] if noted else None) or "no value"
+                outcome, note = _verdict(numbers, reads, (op, threshold), reason)
                 verdicts.append(
                     {
                         **{c: row[c] for c in by},
                         "requirement": requirement,
                         "metric": metric,
                         "combo": combo,
-                        "value": value,
+                        "value": row["value"],
+                        "lo": lo,
+                        "hi": hi,
+                        "reads": reads,
                         "rule": f"{op} {threshold:g}",
-                        "passed": passed,
+                        "outcome": outcome,
+                        "passed": outcome == "pass",
                         "note": note,
                     }
                 )
         schema: dict[str, Any] = {**self.summary.select(by).schema, **_VERDICTS}
         return pl.DataFrame(verdicts, schema=schema, orient="row")
 
+    @property
+    def outcome(self) -> str | None:
+        """The gate's outcome: ``fail``, ``inconclusive`` or ``pass`` (:func:`audit_outcome`).
+
+        None before a gate is applied (:meth:`gate`).
+        """
+        if self.verdicts is None:
+            return None
+        return audit_outcome(self.verdicts["outcome"])
+
     def passed(self, requirements: Mapping[str, tuple[str, float]]) -> bool:
-        """Whether every requirement holds (see :meth:`check`)."""
+        """Whether every requirement passes (see :meth:`check`): inconclusive is not a pass."""
         return bool(self.check(requirements)["passed"].all())
 
     def gate(self, requirements: Mapping[str, tuple[str, float]]) -> Report:
@@ -194,20 +233,20 @@ class Report:
         lead = _render.lead(self)
         if self.verdicts is None:
             return lead
-        failed = self.verdicts.filter(~pl.col("passed"))
         rules = self.verdicts["requirement"].n_unique()
-        if failed.is_empty():
-            verdict = f"Audit passed: all {rules} rule(s) hold."
+        outcome = self.outcome
+        if outcome == "pass":
+            return f"Audit passed: all {rules} rule(s) hold. {lead}"
+        against = self.verdicts.filter(pl.col("outcome") == outcome)
+        first = against.row(0, named=True)
+        where = "".join(f" for {c}={first[c]!r}" for c in self.by)
+        counted = against["requirement"].n_unique()
+        if outcome == "fail":
+            opening = f"Audit FAILED: {counted} of {rules} rule(s) failed"
         else:
-            first = failed.row(0, named=True)
-            where = "".join(f" for {c}={first[c]!r}" for c in self.by)
-            shown = "undefined" if first["value"] is None else f"{first['value']:.4g}"
-            failing = failed["requirement"].n_unique()
-            verdict = (
-                f"Audit FAILED: {failing} of {rules} rule(s) failed; {first['requirement']}"
-                f"{where} = {shown}, required {first['rule']}."
-            )
-        return f"{verdict} {lead}"
+            opening = f"Audit INCONCLUSIVE: none of {rules} rule(s) failed, {counted} undecided"
+        found = f"{first['requirement']}{where} = {read_by(first)}, required {first['rule']}"
+        return f"{opening}; {found}. {lead}"
 
     # --- export -------------------------------------------------------------------------------
 
@@ -223,7 +262,8 @@ class Report:
             "family": self.family,
             "title": self.title,
             "headline": self.headline,
-            "passed": None if self.verdicts is None else bool(self.verdicts["passed"].all()),
+            "passed": None if self.verdicts is None else self.outcome == "pass",
+            "outcome": self.outcome,
             "verdicts": None if self.verdicts is None else _table(self.verdicts),
             "keys": list(self.keys),
             "by": list(self.by),
@@ -330,6 +370,49 @@ def write_atomically(path: str | Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def audit_outcome(outcomes: pl.Series) -> str:
+    """The outcome of several verdicts: a fail decides, then an inconclusive one, else pass."""
+    for outcome in ("fail", "inconclusive"):
+        if (outcomes == outcome).any():
+            return outcome
+    return "pass"
+
+
+def _verdict(
+    numbers: Mapping[str, float | None], reads: str, rule: tuple[str, float], reason: str
+) -> tuple[str, str | None]:
+    """A rule's outcome on the ``numbers`` (value, lo, hi) it reads, and why if inconclusive."""
+    op, threshold = rule
+    if _undefined(numbers["value"]):
+        return "inconclusive", f"undefined: {reason}"
+    ends = [numbers["lo"], numbers["hi"]] if reads == "interval" else [numbers[reads]]
+    read = [x for x in ends if x is not None and not math.isnan(x)]
+    if len(read) < len(ends):
+        return "inconclusive", f"undefined: no {reads} (no interval)"
+    met = [OPERATORS[op](x, threshold) for x in read]
+    if all(met):
+        return "pass", None
+    if not any(met):
+        return "fail", None
+    return "inconclusive", f"the interval [{read[0]:.4g}, {read[1]:.4g}] straddles {threshold:g}"
+
+
+def _undefined(value: float | None) -> bool:
+    return value is None or math.isnan(value)
+
+
+def read_by(verdict: Mapping[str, Any]) -> str:
+    """The number(s) a verdict read, as the headline shows them."""
+    if _undefined(verdict["value"]):
+        return "undefined"
+    if verdict["reads"] == "interval":
+        lo, hi = verdict["lo"], verdict["hi"]
+        ends = "no interval" if _undefined(lo) or _undefined(hi) else f"[{lo:.4g}, {hi:.4g}]"
+        return f"{verdict['value']:.4g} {ends}"
+    read = verdict[verdict["reads"]]
+    return "undefined" if _undefined(read) else f"{read:.4g}"
 
 
 def _rule(requirement: str, rule: Any) -> tuple[str, float]:

@@ -54,15 +54,96 @@ def _reports() -> list[Report]:
 # --- the gate --------------------------------------------------------------------------------
 
 
-def test_the_gate_is_recorded_with_each_verdict_and_the_value_it_read(gated: Report) -> None:
+def _exp_row(report: Report) -> dict[str, Any]:
+    exp = report.summary.filter((pl.col("metric") == "exp") & (pl.col("combo") == "MinMaxRatio"))
+    return exp.row(0, named=True)
+
+
+def test_the_gate_is_recorded_with_each_verdict_and_the_interval_it_read(gated: Report) -> None:
     assert gated.verdicts is not None
-    verdicts = gated.verdicts.select("requirement", "value", "rule", "passed").rows()
-    exp = gated.summary.filter((pl.col("metric") == "exp") & (pl.col("combo") == "MinMaxRatio"))
-    value = exp["value"].item()
-    assert verdicts[0] == ("exp:MinMaxRatio", value, ">= 0.8", value >= 0.8)
-    failed = [rule for rule, *_, passed in verdicts if not passed]
+    columns = ("requirement", "value", "lo", "hi", "reads", "rule", "outcome", "passed")
+    verdicts = gated.verdicts.select(columns).rows()
+    row = _exp_row(gated)
+    value, lo, hi = row["value"], row["lo"], row["hi"]
+    # by hand: >= 0.8 holds over the whole interval, over none of it, or over a part
+    outcome = "pass" if lo >= 0.8 else ("fail" if hi < 0.8 else "inconclusive")
+    expected = ("exp:MinMaxRatio", value, lo, hi, "interval", ">= 0.8", outcome)
+    assert verdicts[0] == (*expected, outcome == "pass")
+    assert outcome == "fail"  # the example's interval lies below 0.8
+    failed = [v for v in verdicts if v[-2] == "fail"]
     assert gated.headline.startswith(f"Audit FAILED: {len(failed)} of 2 rule(s) failed")
-    assert f"exp:MinMaxRatio = {value:.4g}, required >= 0.8" in gated.headline
+    shown = f"{value:.4g} [{lo:.4g}, {hi:.4g}]"
+    assert f"exp:MinMaxRatio = {shown}, required >= 0.8" in gated.headline
+    assert gated.outcome == "fail"
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        # thresholds placed against the interval [lo, hi] of EXP's MinMaxRatio
+        ((">=", "below"), "pass"),
+        ((">=", "inside"), "inconclusive"),
+        ((">=", "above"), "fail"),
+        (("<=", "below"), "fail"),
+        (("<=", "inside"), "inconclusive"),
+        (("<=", "above"), "pass"),
+        ((">", "lo"), "inconclusive"),  # the lower end itself does not satisfy >
+        ((">=", "lo"), "pass"),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "".join(x),
+)
+def test_a_rule_on_an_interval_passes_fails_or_is_inconclusive(
+    gated: Report, rule: tuple[str, str], expected: str
+) -> None:
+    row = _exp_row(gated)
+    lo, hi = row["lo"], row["hi"]
+    assert lo < row["value"] < hi
+    op, where = rule
+    threshold = {"below": lo / 2, "inside": (lo + hi) / 2, "above": hi * 2, "lo": lo}[where]
+    verdict = gated.check({"exp:MinMaxRatio": (op, threshold)}).row(0, named=True)
+    assert (verdict["reads"], verdict["outcome"]) == ("interval", expected)
+    assert verdict["passed"] is (expected == "pass")
+    straddles = f"the interval [{lo:.4g}, {hi:.4g}] straddles {threshold:g}"
+    assert verdict["note"] == (straddles if expected == "inconclusive" else None)
+
+
+@pytest.mark.parametrize(
+    ("reading", "expected"), [("value", "pass"), ("lo", "fail"), ("hi", "pass")]
+)
+def test_a_rule_may_read_one_number(gated: Report, reading: str, expected: str) -> None:
+    row = _exp_row(gated)
+    middle = (row["value"] + row["lo"]) / 2  # between the lower end and the value
+    verdict = gated.check({f"exp:MinMaxRatio.{reading}": (">=", middle)}).row(0, named=True)
+    assert (verdict["reads"], verdict["outcome"]) == (reading, expected)
+
+
+def test_a_rule_without_an_interval_reads_the_value(log: pl.DataFrame) -> None:
+    report = fa.report.ranking(log, **ROLES)
+    value = _exp_row(report)["value"]
+    above, below = (
+        report.check({"exp:MinMaxRatio": (">=", value / 2)}),
+        report.check({"exp:MinMaxRatio": (">=", value * 1.5)}),
+    )
+    assert above.select("reads", "outcome").row(0) == ("value", "pass")
+    assert below.select("reads", "outcome").row(0) == ("value", "fail")
+    lower = report.check({"exp:MinMaxRatio.lo": (">=", 0.0)}).row(0, named=True)
+    assert (lower["outcome"], lower["note"]) == ("inconclusive", "undefined: no lo (no interval)")
+
+
+def test_an_inconclusive_gate_says_so_in_every_export(gated: Report) -> None:
+    row = _exp_row(gated)
+    middle = (row["lo"] + row["hi"]) / 2
+    audit = gated.gate({"exp:MinMaxRatio": (">=", middle), "ndkl": ("<=", 1e9)})
+    assert audit.outcome == "inconclusive"
+    assert audit.headline.startswith(
+        "Audit INCONCLUSIVE: none of 2 rule(s) failed, 1 undecided; exp:MinMaxRatio = "
+    )
+    data = json.loads(audit.to_json())
+    assert (data["outcome"], data["passed"]) == ("inconclusive", False)
+    jsonschema.validate(data, fa.report.json_schema())
+    assert "class='fa-headline fa-inconclusive'" in audit.to_html()
+    assert "Audit INCONCLUSIVE" in audit.to_markdown()
+    assert not audit.passed({"exp:MinMaxRatio": (">=", middle)})
 
 
 def test_a_passing_gate_says_so(log: pl.DataFrame) -> None:
@@ -77,6 +158,7 @@ def test_an_absent_group_fails_the_gate_with_its_reason(log: pl.DataFrame) -> No
     alone = fa.report.ranking(men, group="gender", ranking="query", item="item").gate(RULES)
     assert alone.verdicts is not None
     assert alone.verdicts["passed"].to_list() == [False, False]
+    assert alone.verdicts["outcome"].to_list() == ["inconclusive", "inconclusive"]
     notes = alone.verdicts["note"].to_list()
     assert notes[0] == "undefined: fewer than two groups to compare"
     listed = fa.report.ranking(
@@ -259,22 +341,23 @@ def test_a_long_report_shows_its_progress(
 # --- the command line ----------------------------------------------------------------------------
 
 
-def test_the_cli_writes_the_audit_into_the_file_and_exits_1(
+def test_the_cli_writes_the_audit_into_the_file_and_exits_3_on_an_undefined_value(
     log: pl.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """An absent group leaves the value undefined: inconclusive, never a pass (exit 3)."""
     data = tmp_path / "log.parquet"
     log.filter(pl.col("gender") == "m").write_parquet(data)
     argv = ["report", "ranking", str(data), "--group", "gender", "--ranking", "query"]
     argv += ["--item", "item", "--universe", "m,f", "--require", "exp:MinMaxRatio>=0.8"]
     for form in ("json", "html", "markdown"):
         out = tmp_path / f"audit.{form}"
-        assert cli.main([*argv, "--format", form, "--output", str(out)]) == 1
+        assert cli.main([*argv, "--format", form, "--output", str(out)]) == 3
         text = out.read_text()
-        assert "Audit FAILED: 1 of 1 rule(s) failed" in text
+        assert "Audit INCONCLUSIVE: none of 1 rule(s) failed, 1 undecided" in text
         assert str(data.resolve()) in text
     assert "group 'f' absent (n = 0)" in capsys.readouterr().err
     record = json.loads((tmp_path / "audit.json").read_text())
-    assert record["passed"] is False
+    assert (record["passed"], record["outcome"]) == (False, "inconclusive")
     assert record["record"]["source"]["files"] == [str(data.resolve())]
 
 

@@ -193,10 +193,12 @@ def test_check_gives_a_verdict_per_requirement(report: Report) -> None:
             "arp:MinMaxRatio": (">", 0.0),
         }
     )
-    columns = ["requirement", "metric", "combo", "value", "rule", "passed", "note"]
-    assert verdicts.columns == columns
+    columns = ["requirement", "metric", "combo", "value", "lo", "hi", "reads", "rule"]
+    assert verdicts.columns == [*columns, "outcome", "passed", "note"]
     assert verdicts["passed"].to_list() == [ratio >= 0.8, True, ndkl <= 0.2, True]
-    assert verdicts.row(2) == ("ndkl", "ndkl", None, ndkl, "<= 0.2", ndkl <= 0.2, None)
+    outcome = "pass" if ndkl <= 0.2 else "fail"  # no interval: the value decides
+    expected = ("ndkl", "ndkl", None, ndkl, None, None, "value", "<= 0.2", outcome)
+    assert verdicts.row(2) == (*expected, ndkl <= 0.2, None)
     assert report.passed({"exp:MaxMinDiff": ("<", 100), "ndkl": (">=", 0)})
     assert not report.passed({"exp:MinMaxRatio": (">=", 0.99)})
 
