@@ -1,4 +1,5 @@
-"""The bootstrap's Poisson(1) unit counts: their distribution, independence and portability."""
+"""The bootstrap's Poisson(1) unit counts: their distribution, independence, portability and
+pairing across systems."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from frameaudit._engine import to_engine
+from frameaudit._engine import REPLICATE, Bootstrap, estimation, to_engine
 from frameaudit._engine.resample import with_poisson_counts
 from tests.conftest import Constructor, to_polars
 
@@ -112,3 +113,52 @@ def test_the_interval_is_numpys_linear_percentiles(level: float) -> None:
     assert rows["a"]["v"] == 0.5
     assert rows["c"]["v_lo"] is None
     assert rows["c"]["v_hi"] is None
+
+
+def _replicate_sums(frame: pl.DataFrame, paired: tuple[str, ...]) -> pl.DataFrame:
+    """The sums of ``x`` per (system, replicate), each ranking drawn by the bootstrap."""
+    source = to_engine(frame, {c: c for c in frame.columns})
+    bootstrap = Bootstrap(0.9, 40, 7, paired=paired)
+    rows, estimated = estimation(
+        source.frame,
+        source,
+        by=["system"],
+        units=["ranking"],
+        counted="rankings",
+        bootstrap=bootstrap,
+    )
+    summed = estimated.summed(rows, [], ["x"]).collect().to_native()
+    return summed.sort("system", REPLICATE)
+
+
+def test_paired_draws_give_a_ranking_the_same_count_in_every_system() -> None:
+    """SPEC §7: a drawn unit brings every system's rows; each system alone draws as before.
+
+    System b's value is twice a's in every ranking: with paired draws each replicate's sum of
+    b is exactly twice a's. Numbered without the system column, the rankings draw what they
+    draw in a frame of one system (the same unit numbers), so a's replicates are those of a
+    bootstrap over a alone; and they are numpy's Σ_u k_bu x_u with the counts of
+    ``with_poisson_counts`` for the rankings' ranks.
+    """
+    rng = np.random.default_rng(5)
+    x = rng.integers(1, 100, 25).astype(float)
+    rankings = rng.permutation(np.arange(100, 125))  # not in key order
+    a = pl.DataFrame({"system": "a", "ranking": rankings, "x": x})
+    frame = pl.concat([a, a.with_columns(pl.lit("b").alias("system"), pl.col("x") * 2.0)])
+    paired = _replicate_sums(frame.sample(fraction=1.0, shuffle=True, seed=1), ("system",))
+    sums = {s: paired.filter(pl.col("system") == s)["x"].to_numpy() for s in ("a", "b")}
+    assert len(sums["a"]) == 41  # the point and 40 replicates
+    assert np.array_equal(sums["b"], 2.0 * sums["a"])
+    alone = _replicate_sums(a, ("system",))
+    assert np.array_equal(alone["x"].to_numpy(), sums["a"])
+    # numpy: unit u is the ranking's rank in key order; replicate b counts it k_bu times
+    units = np.argsort(np.argsort(rankings))
+    pairs = pl.LazyFrame({"unit": np.repeat(units, 40), "rep": np.tile(np.arange(40), len(units))})
+    drawn = with_poisson_counts(nw.from_native(pairs), "unit", "rep", 7, "k")
+    k = drawn.collect().to_native()["k"].to_numpy().reshape(len(units), 40)
+    expected = np.concatenate([[x.sum()], x @ k])
+    np.testing.assert_array_equal(sums["a"], expected)
+    # unpaired, the systems' rankings are different units: b is not twice a
+    unpaired = _replicate_sums(frame, ())
+    b_unpaired = unpaired.filter(pl.col("system") == "b")["x"].to_numpy()
+    assert not np.array_equal(b_unpaired[1:], 2.0 * sums["a"][1:])

@@ -106,11 +106,17 @@ _THRESHOLDS = _thresholds()
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """A percentile bootstrap: the interval's level, the number of replicates and the seed."""
+    """A percentile bootstrap: the interval's level, the number of replicates and the seed.
+
+    ``paired``: columns of the units that do not tell units apart (a comparison's system
+    column): the rows of every system of a unit are one unit, drawn the same number of times
+    in every system (paired draws, SPEC §7).
+    """
 
     level: float
     n_boot: int
     seed: int
+    paired: tuple[str, ...] = ()
 
     def quantiles(self) -> tuple[float, float]:
         """The two percentile levels of the interval, e.g. (0.025, 0.975) for 95%."""
@@ -216,6 +222,8 @@ class Resampling:
         whose count is 0 has no row (about 1/e of them).
         """
         units = self.indexed.select(_UNIT, _MIXED)
+        if self.bootstrap.paired:  # a unit has a row per system: drawn once
+            units = units.unique()
         replicates = self.numbers.filter(nw.col(REPLICATE) != POINT)
         paired = units.join(replicates, how="cross")
         # the pairs drawn 0 times (h < T_0) leave before their count is computed
@@ -512,27 +520,30 @@ def resampling(
     """The distinct units of ``frame`` (the columns ``units``, the partition's among them).
 
     A unit's number is its rank in key order (categories as their text), so that neither row
-    order nor the engine matters.
+    order nor the engine matters. The columns ``bootstrap.paired`` are left out of the key:
+    a unit's rows in every system share its number, and so its draws.
     """
     like.refuse_dask("an interval (ci=)", "the bootstrap numbers its units with an ordered window")
     units = list(units)
+    keyed = [u for u in units if u not in bootstrap.paired]
     # categories sort in their own order in Polars and as text after a conversion (pandas,
     # DuckDB, Spark): numbered by their text, a unit is the same unit on every engine
     schema = frame.collect_schema()
-    textual = [u for u in units if isinstance(schema[u], nw.Categorical | nw.Enum)]
-    order = [f"__fa_text{i}" if u in textual else u for i, u in enumerate(units)]
-    indexed = (
-        frame.select(units)
-        .unique()
+    textual = [u for u in keyed if isinstance(schema[u], nw.Categorical | nw.Enum)]
+    order = [f"__fa_text{i}" if u in textual else u for i, u in enumerate(keyed)]
+    distinct = frame.select(units).unique()
+    numbered = (
+        (distinct.select(keyed).unique() if bootstrap.paired else distinct)
         .with_columns(
             nw.col(u).cast(nw.String).alias(name)
-            for u, name in zip(units, order, strict=True)
+            for u, name in zip(keyed, order, strict=True)
             if u in textual
         )
         .with_row_index(_UNIT, order_by=order)
         .with_columns(nw.col(_UNIT).cast(nw.Int64))
-        .drop(*(name for name in order if name not in units))
+        .drop(*(name for name in order if name not in keyed))
     )
+    indexed = distinct.join(numbered, on=keyed) if bootstrap.paired else numbered
     indexed = _mixed_units(indexed, _UNIT, bootstrap.seed)
     numbers = frame_from_columns(
         {REPLICATE: [POINT, *range(bootstrap.n_boot)]}, like, parameter="n_boot"
