@@ -10,7 +10,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from frameaudit._engine import REPLICATE, Bootstrap, estimation, to_engine
+import frameaudit as fa
+from frameaudit._engine import POINT, REPLICATE, Bootstrap, estimation, paired_replicates, to_engine
 from frameaudit._engine.resample import with_poisson_counts
 from tests.conftest import Constructor, to_polars
 
@@ -152,13 +153,64 @@ def test_paired_draws_give_a_ranking_the_same_count_in_every_system() -> None:
     alone = _replicate_sums(a, ("system",))
     assert np.array_equal(alone["x"].to_numpy(), sums["a"])
     # numpy: unit u is the ranking's rank in key order; replicate b counts it k_bu times
-    units = np.argsort(np.argsort(rankings))
-    pairs = pl.LazyFrame({"unit": np.repeat(units, 40), "rep": np.tile(np.arange(40), len(units))})
-    drawn = with_poisson_counts(nw.from_native(pairs), "unit", "rep", 7, "k")
-    k = drawn.collect().to_native()["k"].to_numpy().reshape(len(units), 40)
+    k = _counts_for(np.argsort(np.argsort(rankings)), 40, 7)
     expected = np.concatenate([[x.sum()], x @ k])
     np.testing.assert_array_equal(sums["a"], expected)
     # unpaired, the systems' rankings are different units: b is not twice a
     unpaired = _replicate_sums(frame, ())
     b_unpaired = unpaired.filter(pl.col("system") == "b")["x"].to_numpy()
     assert not np.array_equal(b_unpaired[1:], 2.0 * sums["a"][1:])
+
+
+def test_a_metric_inside_paired_replicates_returns_each_replicates_value() -> None:
+    """Any metric called within ``paired_replicates`` gives every replicate's value per system.
+
+    EXP with ``size="rows"``: in replicate b, V_g = Σ_u k_bu E_ug / Σ_u k_bu n_ug over the
+    queries u (E_ug the exposure 1/log2(1 + rank) of g's rows of u, n_ug their number), with
+    the counts k of ``with_poisson_counts`` for each query's rank in key order: numpy's,
+    the same k in both systems.
+    """
+    rng = np.random.default_rng(11)
+    queries, depth = 30, 6
+    rows = []
+    for system in ("a", "b"):
+        for q in range(queries):
+            share = 0.4 if system == "a" else 0.5
+            groups = rng.choice(["f", "m"], depth, p=[share, 1.0 - share])
+            rows += [(system, 500 + q, r + 1, g) for r, g in enumerate(groups)]
+    frame = pl.DataFrame(rows, schema=["system", "query", "rank", "group"], orient="row")
+    with paired_replicates("system"):
+        values = fa.fair.exp(
+            frame,
+            ranking="query",
+            by="system",
+            combo=None,
+            size="rows",
+            ci=0.9,
+            n_boot=30,
+            seed=4,
+        )
+    assert values.columns == ["system", "group", REPLICATE, "exp", "n"]
+    k = _counts_for(np.arange(queries), 30, 4)  # queries 500.. in key order: ranks 0..29
+    exposure = 1.0 / np.log2(1.0 + frame["rank"].to_numpy())
+    for (system, group), got in values.group_by(["system", "group"]):
+        mine = (frame["system"] == system).to_numpy() & (frame["group"] == group).to_numpy()
+        unit = frame["query"].to_numpy()[mine] - 500
+        e = np.bincount(unit, weights=exposure[mine], minlength=queries)
+        n = np.bincount(unit, minlength=queries).astype(float)
+        expected = np.concatenate([[e.sum() / n.sum()], (e @ k) / (n @ k)])
+        ordered = got.sort(REPLICATE)
+        assert ordered[REPLICATE].to_list() == [POINT, *range(30)]
+        np.testing.assert_allclose(ordered["exp"].to_numpy(), expected, rtol=1e-12)
+    # outside the block the same call gives the interval
+    plain = fa.fair.exp(frame, ranking="query", by="system", size="rows", ci=0.9, n_boot=30)
+    assert {"exp_lo", "exp_hi"} <= set(plain.columns)
+
+
+def _counts_for(units: np.ndarray, replicates: int, seed: int) -> np.ndarray:
+    """The Poisson counts k[u, b] of ``with_poisson_counts`` for the unit numbers ``units``."""
+    pairs = pl.LazyFrame(
+        {"unit": np.repeat(units, replicates), "rep": np.tile(np.arange(replicates), len(units))}
+    )
+    drawn = with_poisson_counts(nw.from_native(pairs), "unit", "rep", seed, "k")
+    return drawn.collect().to_native()["k"].to_numpy().reshape(len(units), replicates)

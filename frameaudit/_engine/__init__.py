@@ -78,6 +78,7 @@ from frameaudit._engine.resample import (
     Resampling,
     distinct_sizes,
     interval,
+    paired_replicates,
     requested_bootstrap,
     resampling,
 )
@@ -125,6 +126,7 @@ __all__ = [
     "nearest_rows",
     "order_marks",
     "order_within",
+    "paired_replicates",
     "per_order",
     "proven_or_exact",
     "repeats_within",

@@ -201,6 +201,8 @@ class Estimation:
         estimate = [*self.partition, *keys]
         if self.bootstrap is None:
             return values.select(*estimate, value, *also)
+        if self.bootstrap.replicates:  # a comparison's: every replicate's value
+            return values.select(*estimate, REPLICATE, value, *also)
         assert self.resampling is not None
         if units is None:
             units = self.resampling.unit_counts(self.partition, self.counted)
@@ -233,7 +235,7 @@ class Estimation:
                 result = partitioned(result, [])
             estimate = [*self.partition, *keys]
             result = every.join(result, on=estimate, how="left")
-            if self.bootstrap is not None:
+            if self.bootstrap is not None and not self.bootstrap.replicates:
                 result = result.with_columns(
                     nw.col(self.counted).fill_null(0),
                     *(
@@ -245,6 +247,8 @@ class Estimation:
         if not self.by:
             result = result.drop(WHOLE, strict=False)
         order = [*self.by, *keys] if sort_by is None else list(sort_by)
+        if self.bootstrap is not None and self.bootstrap.replicates:
+            order.append(REPLICATE)
         return from_engine(
             result, self.source, sort_by=order, checks=checks, replicates=self.replicates
         )
@@ -254,10 +258,13 @@ def interval_outputs(values: Sequence[str], counted: str, bootstrap: Bootstrap |
     """The columns an interval adds to the outputs ``values`` (none without a bootstrap).
 
     Each value's ``_lo`` and ``_hi``, the units behind them (``counted``) and ``UNDEFINED``:
-    for a call's declared outputs, before its :class:`Estimation` exists.
+    for a call's declared outputs, before its :class:`Estimation` exists. A bootstrap that
+    returns its replicates adds their number, ``REPLICATE``.
     """
     if bootstrap is None:
         return []
+    if bootstrap.replicates:
+        return [REPLICATE]
     return [*(f"{v}_{end}" for v in values for end in ("lo", "hi")), counted, UNDEFINED]
 
 

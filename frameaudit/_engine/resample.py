@@ -29,8 +29,10 @@ values into the percentile interval.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +62,7 @@ __all__ = [
     "Resampling",
     "distinct_sizes",
     "interval",
+    "paired_replicates",
     "requested_bootstrap",
     "resampling",
     "with_poisson_counts",
@@ -117,6 +120,9 @@ class Bootstrap:
     n_boot: int
     seed: int
     paired: tuple[str, ...] = ()
+    replicates: bool = False
+    """Whether a call returns each replicate's value (column ``REPLICATE``) instead of the
+    interval: what a comparison of systems computes its differences from."""
 
     def quantiles(self) -> tuple[float, float]:
         """The two percentile levels of the interval, e.g. (0.025, 0.975) for 95%."""
@@ -124,12 +130,40 @@ class Bootstrap:
         return tail, 1.0 - tail
 
 
+_PAIRED: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+    "frameaudit_paired", default=None
+)
+
+
+@contextlib.contextmanager
+def paired_replicates(*columns: str) -> Iterator[None]:
+    """Within the block, bootstraps pair units across ``columns`` and return their replicates.
+
+    Each replicate's value comes out (:attr:`Bootstrap.replicates`), not the interval. This
+    is how a comparison of systems asks any metric for paired replicates without a parameter
+    of its own: the call passes ``by=`` the system column and ``ci=``, and every family
+    builds its bootstrap with :func:`requested_bootstrap`. The setting is the calling
+    thread's (or task's) alone.
+    """
+    token = _PAIRED.set(tuple(columns))
+    try:
+        yield
+    finally:
+        _PAIRED.reset(token)
+
+
 def requested_bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
     """The bootstrap that a call's ``ci=``, ``n_boot=`` and ``seed=`` ask for (None without ``ci``).
 
-    The values have passed the call's parameter checks (``UNCERTAINTY``).
+    The values have passed the call's parameter checks (``UNCERTAINTY``). Inside
+    :func:`paired_replicates`, paired and returning its replicates.
     """
-    return None if ci is None else Bootstrap(float(ci), int(n_boot), int(seed))
+    if ci is None:
+        return None
+    paired = _PAIRED.get()
+    if paired is None:
+        return Bootstrap(float(ci), int(n_boot), int(seed))
+    return Bootstrap(float(ci), int(n_boot), int(seed), paired=paired, replicates=True)
 
 
 def _permute(x: nw.Expr) -> nw.Expr:
