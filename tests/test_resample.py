@@ -12,7 +12,7 @@ import pytest
 
 import frameaudit as fa
 from frameaudit._engine import POINT, REPLICATE, Bootstrap, estimation, paired_replicates, to_engine
-from frameaudit._engine.resample import with_poisson_counts
+from frameaudit._engine.resample import with_coin_flips, with_poisson_counts
 from tests.conftest import Constructor, to_polars
 
 UNITS, REPLICATES = 4000, 100
@@ -214,3 +214,56 @@ def _counts_for(units: np.ndarray, replicates: int, seed: int) -> np.ndarray:
     )
     drawn = with_poisson_counts(nw.from_native(pairs), "unit", "rep", seed, "k")
     return drawn.collect().to_native()["k"].to_numpy().reshape(len(units), replicates)
+
+
+def test_swapped_replicates_relabel_each_querys_systems_by_a_fair_coin() -> None:
+    """A randomisation test's replicate b: query u's rows of system s count as s XOR f_bu.
+
+    EXP with ``size="rows"`` per relabelled system, against numpy with the coins of
+    ``with_coin_flips``; the point replicate swaps nothing, and the coins are fair and
+    unlike the bootstrap's counts for the same seed.
+    """
+    rng = np.random.default_rng(3)
+    queries, depth, perms = 40, 5, 30
+    shares = {0: [0.3, 0.7], 1: [0.6, 0.4]}  # of f and m
+    rows = [
+        (system, 900 + q, r + 1, str(rng.choice(["f", "m"], p=shares[system])))
+        for system in (0, 1)
+        for q in range(queries)
+        for r in range(depth)
+    ]
+    frame = pl.DataFrame(rows, schema=["system", "query", "rank", "group"], orient="row")
+    with paired_replicates("system", swaps=True):
+        values = fa.fair.exp(
+            frame,
+            ranking="query",
+            by="system",
+            combo=None,
+            size="rows",
+            ci=0.9,
+            n_boot=perms,
+            seed=8,
+        )
+    pairs = pl.LazyFrame(
+        {"unit": np.repeat(np.arange(queries), perms), "rep": np.tile(np.arange(perms), queries)}
+    )
+    coins = with_coin_flips(nw.from_native(pairs), "unit", "rep", 8, "f")
+    f = coins.collect().to_native()["f"].to_numpy().reshape(queries, perms)
+    assert 0.4 < f.mean() < 0.6
+    assert not np.array_equal(f, _counts_for(np.arange(queries), perms, 8) > 0)
+    exposure = 1.0 / np.log2(1.0 + frame["rank"].to_numpy())
+    unit = frame["query"].to_numpy() - 900
+    for group in ("f", "m"):
+        of = {}
+        for system in (0, 1):
+            mine = (frame["system"] == system).to_numpy() & (frame["group"] == group).to_numpy()
+            e = np.bincount(unit[mine], weights=exposure[mine], minlength=queries)
+            n = np.bincount(unit[mine], minlength=queries).astype(float)
+            of[system] = (e, n)
+        for system in (0, 1):
+            # system s in replicate b: each query's own s-rows where f = 0, its other rows where 1
+            own, other = of[system], of[1 - system]
+            e, n = (own[i] @ (1 - f) + other[i] @ f for i in (0, 1))
+            expected = np.concatenate([[own[0].sum() / own[1].sum()], e / n])
+            got = values.filter((pl.col("system") == system) & (pl.col("group") == group))
+            np.testing.assert_allclose(got.sort(REPLICATE)["exp"].to_numpy(), expected, rtol=1e-12)

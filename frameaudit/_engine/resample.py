@@ -65,6 +65,7 @@ __all__ = [
     "paired_replicates",
     "requested_bootstrap",
     "resampling",
+    "with_coin_flips",
     "with_poisson_counts",
 ]
 
@@ -86,6 +87,8 @@ _KEY = "__fa_key"
 _HASH = "__fa_h"
 _CELL = "__fa_cell"
 _DRAWN = "__fa_drawn"
+_FLIP = "__fa_flip"
+_COIN_STREAM = 0x2545F491  # any constant: the coins' seed is the seed XOR it
 _ALL = "__fa_all_units"
 _SCALE = "__fa_scale"
 
@@ -123,6 +126,10 @@ class Bootstrap:
     replicates: bool = False
     """Whether a call returns each replicate's value (column ``REPLICATE``) instead of the
     interval: what a comparison of systems computes its differences from."""
+    swaps: bool = False
+    """A randomisation test instead of a bootstrap: each replicate counts every unit once and
+    swaps the two systems (the paired column's values 0 and 1) of each unit with probability
+    1/2 (:meth:`Resampling.swapped`)."""
 
     def quantiles(self) -> tuple[float, float]:
         """The two percentile levels of the interval, e.g. (0.025, 0.975) for 95%."""
@@ -130,22 +137,23 @@ class Bootstrap:
         return tail, 1.0 - tail
 
 
-_PAIRED: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+_PAIRED: contextvars.ContextVar[tuple[tuple[str, ...], bool] | None] = contextvars.ContextVar(
     "frameaudit_paired", default=None
 )
 
 
 @contextlib.contextmanager
-def paired_replicates(*columns: str) -> Iterator[None]:
+def paired_replicates(*columns: str, swaps: bool = False) -> Iterator[None]:
     """Within the block, bootstraps pair units across ``columns`` and return their replicates.
 
     Each replicate's value comes out (:attr:`Bootstrap.replicates`), not the interval. This
     is how a comparison of systems asks any metric for paired replicates without a parameter
     of its own: the call passes ``by=`` the system column and ``ci=``, and every family
     builds its bootstrap with :func:`requested_bootstrap`. The setting is the calling
-    thread's (or task's) alone.
+    thread's (or task's) alone. ``swaps``: the replicates of a randomisation test instead
+    (:attr:`Bootstrap.swaps`; ``n_boot`` is then the number of permutations).
     """
-    token = _PAIRED.set(tuple(columns))
+    token = _PAIRED.set((tuple(columns), swaps))
     try:
         yield
     finally:
@@ -163,7 +171,8 @@ def requested_bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap |
     paired = _PAIRED.get()
     if paired is None:
         return Bootstrap(float(ci), int(n_boot), int(seed))
-    return Bootstrap(float(ci), int(n_boot), int(seed), paired=paired, replicates=True)
+    columns, swaps = paired
+    return Bootstrap(float(ci), int(n_boot), int(seed), columns, replicates=True, swaps=swaps)
 
 
 def _permute(x: nw.Expr) -> nw.Expr:
@@ -235,6 +244,22 @@ def with_poisson_counts(
     return hashed.with_columns(_count().alias(name)).drop(_MIXED, _HASH)
 
 
+def with_coin_flips(
+    frame: nw.LazyFrame[Any], unit: str, replicate: str, seed: int, name: str
+) -> nw.LazyFrame[Any]:
+    """``frame`` with a fair coin (Int64 0 or 1) per unit index ``unit`` and ``replicate``.
+
+    The swaps of a randomisation test (:meth:`Resampling.swapped`), from the seed's own
+    stream: independent of the bootstrap's counts for the same seed.
+    """
+    hashed = _hashed(_mixed_units(frame, unit, seed), replicate, seed ^ _COIN_STREAM)
+    return hashed.with_columns(_coin().alias(name)).drop(_MIXED, _HASH)
+
+
+def _coin() -> nw.Expr:
+    return (nw.col(_HASH) > _HALF).cast(nw.Int64)
+
+
 @dataclass(frozen=True)
 class Resampling:
     """The units of a frame, numbered, and the replicates that count them.
@@ -301,11 +326,13 @@ class Resampling:
         row of) adds one marker row to the partition's first cell.
         """
         partition, keys, sums = list(partition), list(keys), list(sums)
-        counted = [*sums, _DRAWN] if normalised else sums
         units = self.indexed.select(*self.units, _UNIT)
         per_unit = exact_sums(frame, [*self.units, *keys], sums).join(
             units, on=self.units, how="inner"
         )
+        if self.bootstrap.swaps:
+            return self.swapped(per_unit, partition, keys, sums)
+        counted = [*sums, _DRAWN] if normalised else sums
         schema = per_unit.collect_schema()
         cells, parts = hashed_keys([*partition, *keys]), hashed_keys(partition)
         size = self.bootstrap.n_boot + 1  # the replicates, the point's among them
@@ -343,6 +370,38 @@ class Resampling:
             summed = summed.join(labels, on=_KEY, how="inner")
         if normalised:
             summed = self._normalised(summed, parts, sums)
+        if WHOLE in partition:
+            summed = partitioned(summed, [])
+        return summed.select(*partition, REPLICATE, *keys, *sums)
+
+    def swapped(
+        self,
+        per_unit: nw.LazyFrame[Any],
+        partition: list[str],
+        keys: list[str],
+        sums: list[str],
+    ) -> nw.LazyFrame[Any]:
+        """``sums`` per (partition, ``REPLICATE``, ``keys``), each unit's systems swapped at random.
+
+        ``per_unit`` holds the sums per unit and system (the paired column, coded 0 and 1).
+        In replicate b a unit's rows of system s count as system s XOR f_{b,u}, f a fair coin
+        drawn from the seed, b and the unit alone (every engine draws the same); the point
+        replicate swaps nothing. Every unit counts once: a permutation of labels, not a
+        resample.
+        """
+        (system,) = self.bootstrap.paired
+        units = self.indexed.select(_UNIT, _MIXED).unique()
+        replicates = self.numbers.filter(nw.col(REPLICATE) != POINT)
+        # the coins of with_coin_flips: another stream of the seed than the counts'
+        coins = _hashed(
+            units.join(replicates, how="cross"), REPLICATE, self.bootstrap.seed ^ _COIN_STREAM
+        ).select(_UNIT, REPLICATE, _coin().alias(_FLIP))
+        point = units.select(_UNIT, _one(REPLICATE, POINT), _one(_FLIP, 0))
+        flips = nw.concat([point, coins])
+        parts = hashed_keys(partition)
+        paired = join_small(flips, per_unit.select(_UNIT, *parts, *keys, *sums), _UNIT)
+        relabelled = paired.with_columns(((nw.col(system) + nw.col(_FLIP)) % 2).alias(system))
+        summed = exact_sums(relabelled, [*parts, REPLICATE, *keys], sums)
         if WHOLE in partition:
             summed = partitioned(summed, [])
         return summed.select(*partition, REPLICATE, *keys, *sums)
