@@ -4,6 +4,7 @@ pairing across systems."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import narwhals.stable.v2 as nw
 import numpy as np
@@ -162,42 +163,60 @@ def test_paired_draws_give_a_ranking_the_same_count_in_every_system() -> None:
     assert not np.array_equal(b_unpaired[1:], 2.0 * sums["a"][1:])
 
 
-def test_a_metric_inside_paired_replicates_returns_each_replicates_value() -> None:
-    """Any metric called within ``paired_replicates`` gives every replicate's value per system.
+QUERIES, DEPTH = 40, 5
 
-    EXP with ``size="rows"``: in replicate b, V_g = Σ_u k_bu E_ug / Σ_u k_bu n_ug over the
-    queries u (E_ug the exposure 1/log2(1 + rank) of g's rows of u, n_ug their number), with
-    the counts k of ``with_poisson_counts`` for each query's rank in key order: numpy's,
-    the same k in both systems.
-    """
-    rng = np.random.default_rng(11)
-    queries, depth = 30, 6
-    rows = []
-    for system in ("a", "b"):
-        for q in range(queries):
-            share = 0.4 if system == "a" else 0.5
-            groups = rng.choice(["f", "m"], depth, p=[share, 1.0 - share])
-            rows += [(system, 500 + q, r + 1, g) for r, g in enumerate(groups)]
-    frame = pl.DataFrame(rows, schema=["system", "query", "rank", "group"], orient="row")
-    with paired_replicates("system"):
-        values = fa.fair.exp(
+
+def _two_systems(shares: dict[Any, float], seed: int) -> pl.DataFrame:
+    """Two systems ranking the same queries 900, 901, …: group f with the system's share."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        (system, 900 + q, r + 1, str(rng.choice(["f", "m"], p=[share, 1.0 - share])))
+        for system, share in shares.items()
+        for q in range(QUERIES)
+        for r in range(DEPTH)
+    ]
+    return pl.DataFrame(rows, schema=["system", "query", "rank", "group"], orient="row")
+
+
+def _exp_replicates(frame: pl.DataFrame, replicates: int, seed: int, **swaps: bool) -> Any:
+    """EXP per (system, group, replicate) with group sizes in rows, within paired_replicates."""
+    with paired_replicates("system", **swaps):
+        return fa.fair.exp(
             frame,
             ranking="query",
             by="system",
             combo=None,
             size="rows",
             ci=0.9,
-            n_boot=30,
-            seed=4,
+            n_boot=replicates,
+            seed=seed,
         )
+
+
+def _per_query(frame: pl.DataFrame, system: Any, group: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per query (in key order): the exposure 1/log2(1 + rank) of its rows of the system and
+    group, and their number."""
+    mine = (frame["system"] == system).to_numpy() & (frame["group"] == group).to_numpy()
+    unit = frame["query"].to_numpy()[mine] - 900
+    exposure = 1.0 / np.log2(1.0 + frame["rank"].to_numpy()[mine])
+    e = np.bincount(unit, weights=exposure, minlength=QUERIES)
+    return e, np.bincount(unit, minlength=QUERIES).astype(float)
+
+
+def test_a_metric_inside_paired_replicates_returns_each_replicates_value() -> None:
+    """Any metric called within ``paired_replicates`` gives every replicate's value per system.
+
+    EXP with ``size="rows"``: in replicate b, V_g = Σ_u k_bu E_ug / Σ_u k_bu n_ug over the
+    queries u (E_ug the exposure of g's rows of u, n_ug their number), with the counts k of
+    ``with_poisson_counts`` for each query's rank in key order: numpy's, the same k in both
+    systems.
+    """
+    frame = _two_systems({"a": 0.4, "b": 0.5}, seed=11)
+    values = _exp_replicates(frame, 30, 4)
     assert values.columns == ["system", "group", REPLICATE, "exp", "n"]
-    k = _counts_for(np.arange(queries), 30, 4)  # queries 500.. in key order: ranks 0..29
-    exposure = 1.0 / np.log2(1.0 + frame["rank"].to_numpy())
+    k = _counts_for(np.arange(QUERIES), 30, 4)
     for (system, group), got in values.group_by(["system", "group"]):
-        mine = (frame["system"] == system).to_numpy() & (frame["group"] == group).to_numpy()
-        unit = frame["query"].to_numpy()[mine] - 500
-        e = np.bincount(unit, weights=exposure[mine], minlength=queries)
-        n = np.bincount(unit, minlength=queries).astype(float)
+        e, n = _per_query(frame, system, group)
         expected = np.concatenate([[e.sum() / n.sum()], (e @ k) / (n @ k)])
         ordered = got.sort(REPLICATE)
         assert ordered[REPLICATE].to_list() == [POINT, *range(30)]
@@ -223,46 +242,20 @@ def test_swapped_replicates_relabel_each_querys_systems_by_a_fair_coin() -> None
     ``with_coin_flips``; the point replicate swaps nothing, and the coins are fair and
     unlike the bootstrap's counts for the same seed.
     """
-    rng = np.random.default_rng(3)
-    queries, depth, perms = 40, 5, 30
-    shares = {0: [0.3, 0.7], 1: [0.6, 0.4]}  # of f and m
-    rows = [
-        (system, 900 + q, r + 1, str(rng.choice(["f", "m"], p=shares[system])))
-        for system in (0, 1)
-        for q in range(queries)
-        for r in range(depth)
-    ]
-    frame = pl.DataFrame(rows, schema=["system", "query", "rank", "group"], orient="row")
-    with paired_replicates("system", swaps=True):
-        values = fa.fair.exp(
-            frame,
-            ranking="query",
-            by="system",
-            combo=None,
-            size="rows",
-            ci=0.9,
-            n_boot=perms,
-            seed=8,
-        )
+    perms = 30
+    frame = _two_systems({0: 0.3, 1: 0.6}, seed=3)
+    values = _exp_replicates(frame, perms, 8, swaps=True)
     pairs = pl.LazyFrame(
-        {"unit": np.repeat(np.arange(queries), perms), "rep": np.tile(np.arange(perms), queries)}
+        {"unit": np.repeat(np.arange(QUERIES), perms), "rep": np.tile(np.arange(perms), QUERIES)}
     )
     coins = with_coin_flips(nw.from_native(pairs), "unit", "rep", 8, "f")
-    f = coins.collect().to_native()["f"].to_numpy().reshape(queries, perms)
+    f = coins.collect().to_native()["f"].to_numpy().reshape(QUERIES, perms)
     assert 0.4 < f.mean() < 0.6
-    assert not np.array_equal(f, _counts_for(np.arange(queries), perms, 8) > 0)
-    exposure = 1.0 / np.log2(1.0 + frame["rank"].to_numpy())
-    unit = frame["query"].to_numpy() - 900
+    assert not np.array_equal(f, _counts_for(np.arange(QUERIES), perms, 8) > 0)
     for group in ("f", "m"):
-        of = {}
-        for system in (0, 1):
-            mine = (frame["system"] == system).to_numpy() & (frame["group"] == group).to_numpy()
-            e = np.bincount(unit[mine], weights=exposure[mine], minlength=queries)
-            n = np.bincount(unit[mine], minlength=queries).astype(float)
-            of[system] = (e, n)
         for system in (0, 1):
             # system s in replicate b: each query's own s-rows where f = 0, its other rows where 1
-            own, other = of[system], of[1 - system]
+            own, other = _per_query(frame, system, group), _per_query(frame, 1 - system, group)
             e, n = (own[i] @ (1 - f) + other[i] @ f for i in (0, 1))
             expected = np.concatenate([[own[0].sum() / own[1].sum()], e / n])
             got = values.filter((pl.col("system") == system) & (pl.col("group") == group))
