@@ -12,7 +12,16 @@ import polars as pl
 import pytest
 
 import frameaudit as fa
-from frameaudit._engine import POINT, REPLICATE, Bootstrap, estimation, paired_replicates, to_engine
+from frameaudit._engine import (
+    POINT,
+    REPLICATE,
+    SIDE,
+    Bootstrap,
+    estimation,
+    paired_difference,
+    paired_replicates,
+    to_engine,
+)
 from frameaudit._engine.resample import with_coin_flips, with_poisson_counts
 from tests.conftest import Constructor, to_polars
 
@@ -260,3 +269,72 @@ def test_swapped_replicates_relabel_each_querys_systems_by_a_fair_coin() -> None
             expected = np.concatenate([[own[0].sum() / own[1].sum()], e / n])
             got = values.filter((pl.col("system") == system) & (pl.col("group") == group))
             np.testing.assert_allclose(got.sort(REPLICATE)["exp"].to_numpy(), expected, rtol=1e-12)
+
+
+def test_paired_difference_is_numpys_paired_bootstrap_and_randomisation_test() -> None:
+    """EXP's MinMaxRatio of two systems: the difference's percentile interval over the paired
+    replicates and the p-value (1 + #{|T*| ≥ |T|}) / (1 + B) over the swaps, by numpy."""
+    boots, perms, level = 200, 150, 0.9
+    frame = _two_systems({0: 0.35, 1: 0.55}, seed=21)
+
+    def ratios(replicates: int, swaps: bool) -> nw.LazyFrame[Any]:
+        with paired_replicates("system", swaps=swaps):
+            values = fa.fair.exp(
+                frame,
+                ranking="query",
+                by="system",
+                size="rows",
+                ci=level,
+                n_boot=replicates,
+                seed=6,
+            )
+        labelled = values.rename({"system": SIDE}).with_columns(pl.lit("x").alias("audit"))
+        return nw.from_native(labelled.lazy())
+
+    units = nw.from_native(pl.LazyFrame({"audit": ["x"], "queries": [QUERIES]}))
+    result = paired_difference(
+        ratios(boots, swaps=False),
+        ratios(perms, swaps=True),
+        ["audit"],
+        "exp",
+        Bootstrap(level, boots, 6),
+        units=units,
+        permutations=perms,
+    )
+    got = result.collect().to_native().row(0, named=True)
+
+    def min_max(e: dict[int, np.ndarray], n: dict[int, np.ndarray]) -> np.ndarray:
+        values = np.array([e[g] / n[g] for g in (0, 1)])  # groups f, m
+        return values.min(axis=0) / values.max(axis=0)
+
+    per_query = {s: [_per_query(frame, s, g) for g in ("f", "m")] for s in (0, 1)}
+
+    def ratio(system: int, weights: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
+        own = per_query[system]
+        if other is None:  # bootstrap: the system's own rows, counted k times
+            e = {g: own[g][0] @ weights for g in (0, 1)}
+            n = {g: own[g][1] @ weights for g in (0, 1)}
+        else:  # swaps: the other system's rows where the coin is 1
+            rest = per_query[1 - system]
+            e = {g: own[g][0] @ (1 - other) + rest[g][0] @ other for g in (0, 1)}
+            n = {g: own[g][1] @ (1 - other) + rest[g][1] @ other for g in (0, 1)}
+        return min_max(e, n)
+
+    ones = np.ones((QUERIES, 1))
+    observed = (ratio(1, ones) - ratio(0, ones))[0]
+    k = _counts_for(np.arange(QUERIES), boots, 6)
+    d = ratio(1, k) - ratio(0, k)
+    lo, hi = np.percentile(d, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    pairs = pl.LazyFrame(
+        {"unit": np.repeat(np.arange(QUERIES), perms), "rep": np.tile(np.arange(perms), QUERIES)}
+    )
+    coins = with_coin_flips(nw.from_native(pairs), "unit", "rep", 6, "f")
+    f = coins.collect().to_native()["f"].to_numpy().reshape(QUERIES, perms)
+    t = np.abs(ratio(1, ones, f) - ratio(0, ones, f))
+    p_value = (1 + (t >= abs(observed) * (1 - 1e-12)).sum()) / (1 + perms)
+    assert got["difference"] == pytest.approx(observed, rel=1e-12)
+    assert got["exp"] - got["baseline_exp"] == pytest.approx(observed, rel=1e-12)
+    assert (got["difference_lo"], got["difference_hi"]) == pytest.approx((lo, hi), rel=1e-12)
+    assert got["p_value"] == pytest.approx(p_value, rel=1e-15)
+    assert (got["queries"], got["undefined_replicates"]) == (QUERIES, 0)
+    assert 0.0 < got["p_value"] < 1.0

@@ -55,6 +55,7 @@ __all__ = [
     "MAX_SEED",
     "POINT",
     "REPLICATE",
+    "SIDE",
     "SINGLE",
     "UNDEFINED",
     "Bootstrap",
@@ -62,6 +63,7 @@ __all__ = [
     "Resampling",
     "distinct_sizes",
     "interval",
+    "paired_difference",
     "paired_replicates",
     "requested_bootstrap",
     "resampling",
@@ -734,3 +736,71 @@ def interval(
             (bootstrap.n_boot - nw.col("__fa_m").fill_null(0.0)).cast(nw.Int64).alias(UNDEFINED),
         )
     )
+
+
+SIDE = "__fa_side"
+"""A comparison's side of a row: 0 for the baseline system, 1 for the other (Int64)."""
+_TIES = 1e-12  # a permuted statistic within this relative distance of the observed one ties
+
+
+def paired_difference(
+    replicates: nw.LazyFrame[Any],
+    swapped: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    value: str,
+    bootstrap: Bootstrap,
+    *,
+    units: nw.LazyFrame[Any],
+    permutations: int,
+) -> nw.LazyFrame[Any]:
+    """Per ``keys``: two systems' values, their difference, its interval and its p-value.
+
+    SPEC §7: the paired bootstrap's interval and the randomisation test's two-sided p-value.
+    ``replicates`` holds ``value`` per (``keys``, :data:`SIDE`, ``REPLICATE``) from paired
+    bootstrap replicates (:func:`paired_replicates`); ``swapped`` the same from the
+    ``permutations`` replicates of the randomisation test (``swaps=True``). The difference is
+    other − baseline; its interval is the percentile interval of the replicates' differences
+    (:func:`interval`, with ``units`` behind each). A replicate where either side has no row
+    or an undefined value is undefined. The p-value is (1 + #{|T*| ≥ |T|}) / (1 + B) over the
+    B permutations, T the observed difference and T* a permutation's; an undefined T* counts
+    as at least as extreme (the test never claims more than the data shows), and so do the
+    T* that tie with T to 1e-12 (relative). Null where T is undefined.
+    """
+    keys = list(keys)
+
+    def differences(frame: nw.LazyFrame[Any], name: str) -> nw.LazyFrame[Any]:
+        def side(code: int, alias: str) -> nw.LazyFrame[Any]:
+            rows = frame.filter(nw.col(SIDE) == code)
+            return rows.select(*keys, REPLICATE, nw.col(value).alias(alias))
+
+        joined = side(1, "__fa_other").join(side(0, "__fa_base"), on=[*keys, REPLICATE])
+        difference = (nw.col("__fa_other") - nw.col("__fa_base")).alias(name)
+        return joined.with_columns(difference)
+
+    boot = differences(replicates, "difference")
+    boot = boot.with_columns(
+        nw.col("__fa_other").alias(value), nw.col("__fa_base").alias(f"baseline_{value}")
+    )
+    result = interval(
+        boot, keys, "difference", bootstrap, units=units, also=[value, f"baseline_{value}"]
+    )
+    t = nw.col("__fa_t")
+    perm = differences(swapped, "__fa_t").with_columns(t.abs())
+    observed = perm.filter(nw.col(REPLICATE) == POINT).select(*keys, t.alias("__fa_t0"))
+    t0 = nw.col("__fa_t0")
+    extreme = t.is_null() | t.is_nan() | (t >= t0 * (1.0 - _TIES))
+    # a permutation without a row for the keys (a group no unit holds once swapped) is
+    # undefined too: counted from the permutations that have one
+    counted = aggregate(
+        perm.filter(nw.col(REPLICATE) != POINT).join(observed, on=keys, how="inner"),
+        keys,
+        extreme.cast(nw.Int64).sum().alias("__fa_extreme"),
+        nw.len().cast(nw.Int64).alias("__fa_present"),
+    )
+    missing = permutations - nw.col("__fa_present")
+    p_value = (1.0 + nw.col("__fa_extreme") + missing) / (1.0 + permutations)
+    defined = ~(t0.is_null() | t0.is_nan())
+    tested = observed.join(counted, on=keys, how="left").select(
+        *keys, nw.when(defined).then(p_value).otherwise(null_float()).alias("p_value")
+    )
+    return result.join(tested, on=keys, how="left")
