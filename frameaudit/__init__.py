@@ -28,7 +28,7 @@ from frameaudit.exceptions import (
 )
 
 if TYPE_CHECKING:
-    from frameaudit import report
+    from frameaudit import compare, report
 
 __all__ = [
     "ColumnNotFoundError",
@@ -38,6 +38,7 @@ __all__ = [
     "InvalidValueError",
     "Metric",
     "UnsupportedBackendError",
+    "compare",
     "datasets",
     "explain",
     "fair",
@@ -52,8 +53,8 @@ register_namespaces()
 
 
 def __getattr__(name: str) -> Any:
-    # the reports are imported on first use: ``import frameaudit`` stays light
-    if name == "report":
-        return importlib.import_module("frameaudit.report")
+    # the reports and comparisons are imported on first use: ``import frameaudit`` stays light
+    if name in ("report", "compare"):
+        return importlib.import_module(f"frameaudit.{name}")
     msg = f"module 'frameaudit' has no attribute {name!r}"
     raise AttributeError(msg)

@@ -10,6 +10,7 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import polars as pl
 import pytest
+from reference.compare import draws
 
 import frameaudit as fa
 from frameaudit._engine import (
@@ -163,7 +164,7 @@ def test_paired_draws_give_a_ranking_the_same_count_in_every_system() -> None:
     alone = _replicate_sums(a, ("system",))
     assert np.array_equal(alone["x"].to_numpy(), sums["a"])
     # numpy: unit u is the ranking's rank in key order; replicate b counts it k_bu times
-    k = _counts_for(np.argsort(np.argsort(rankings)), 40, 7)
+    k = draws(with_poisson_counts, len(rankings), 40, 7)[np.argsort(np.argsort(rankings))]
     expected = np.concatenate([[x.sum()], x @ k])
     np.testing.assert_array_equal(sums["a"], expected)
     # unpaired, the systems' rankings are different units: b is not twice a
@@ -223,7 +224,7 @@ def test_a_metric_inside_paired_replicates_returns_each_replicates_value() -> No
     frame = _two_systems({"a": 0.4, "b": 0.5}, seed=11)
     values = _exp_replicates(frame, 30, 4)
     assert values.columns == ["system", "group", REPLICATE, "exp", "n"]
-    k = _counts_for(np.arange(QUERIES), 30, 4)
+    k = draws(with_poisson_counts, QUERIES, 30, 4)
     for (system, group), got in values.group_by(["system", "group"]):
         e, n = _per_query(frame, system, group)
         expected = np.concatenate([[e.sum() / n.sum()], (e @ k) / (n @ k)])
@@ -233,15 +234,6 @@ def test_a_metric_inside_paired_replicates_returns_each_replicates_value() -> No
     # outside the block the same call gives the interval
     plain = fa.fair.exp(frame, ranking="query", by="system", size="rows", ci=0.9, n_boot=30)
     assert {"exp_lo", "exp_hi"} <= set(plain.columns)
-
-
-def _counts_for(units: np.ndarray, replicates: int, seed: int) -> np.ndarray:
-    """The Poisson counts k[u, b] of ``with_poisson_counts`` for the unit numbers ``units``."""
-    pairs = pl.LazyFrame(
-        {"unit": np.repeat(units, replicates), "rep": np.tile(np.arange(replicates), len(units))}
-    )
-    drawn = with_poisson_counts(nw.from_native(pairs), "unit", "rep", seed, "k")
-    return drawn.collect().to_native()["k"].to_numpy().reshape(len(units), replicates)
 
 
 def test_swapped_replicates_relabel_each_querys_systems_by_a_fair_coin() -> None:
@@ -254,13 +246,9 @@ def test_swapped_replicates_relabel_each_querys_systems_by_a_fair_coin() -> None
     perms = 30
     frame = _two_systems({0: 0.3, 1: 0.6}, seed=3)
     values = _exp_replicates(frame, perms, 8, swaps=True)
-    pairs = pl.LazyFrame(
-        {"unit": np.repeat(np.arange(QUERIES), perms), "rep": np.tile(np.arange(perms), QUERIES)}
-    )
-    coins = with_coin_flips(nw.from_native(pairs), "unit", "rep", 8, "f")
-    f = coins.collect().to_native()["f"].to_numpy().reshape(QUERIES, perms)
+    f = draws(with_coin_flips, QUERIES, perms, 8)
     assert 0.4 < f.mean() < 0.6
-    assert not np.array_equal(f, _counts_for(np.arange(QUERIES), perms, 8) > 0)
+    assert not np.array_equal(f, draws(with_poisson_counts, QUERIES, perms, 8) > 0)
     for group in ("f", "m"):
         for system in (0, 1):
             # system s in replicate b: each query's own s-rows where f = 0, its other rows where 1
@@ -322,14 +310,10 @@ def test_paired_difference_is_numpys_paired_bootstrap_and_randomisation_test() -
 
     ones = np.ones((QUERIES, 1))
     observed = (ratio(1, ones) - ratio(0, ones))[0]
-    k = _counts_for(np.arange(QUERIES), boots, 6)
+    k = draws(with_poisson_counts, QUERIES, boots, 6)
     d = ratio(1, k) - ratio(0, k)
     lo, hi = np.percentile(d, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
-    pairs = pl.LazyFrame(
-        {"unit": np.repeat(np.arange(QUERIES), perms), "rep": np.tile(np.arange(perms), QUERIES)}
-    )
-    coins = with_coin_flips(nw.from_native(pairs), "unit", "rep", 6, "f")
-    f = coins.collect().to_native()["f"].to_numpy().reshape(QUERIES, perms)
+    f = draws(with_coin_flips, QUERIES, perms, 6)
     t = np.abs(ratio(1, ones, f) - ratio(0, ones, f))
     p_value = (1 + (t >= abs(observed) * (1 - 1e-12)).sum()) / (1 + perms)
     assert got["difference"] == pytest.approx(observed, rel=1e-12)

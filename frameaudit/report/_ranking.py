@@ -15,7 +15,7 @@ from frameaudit.report import _charts, _layout, _tables
 from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
 
-__all__ = ["LAYOUT", "charts", "ranking"]
+__all__ = ["LAYOUT", "charts", "group_calls", "ranking"]
 
 LAYOUT = Layout(
     per_group="Per group (n: the group size)",
@@ -129,18 +129,14 @@ def ranking(
         "size": size,
     }
     group_metrics = metrics("ranking", "group")
+    computed = group_calls(roles, given)
     per_group: pl.DataFrame | None = None
     summary: list[pl.DataFrame] = []
     worst: list[dict[str, Any]] = []
     with _tables.progress(len(group_metrics) + 3, "ranking report") as step:
-        for declared in group_metrics:
+        for declared, arguments in computed.values():
             name = declared.name
-            if any(given[source] is None for source in declared.roles.values()):
-                step()
-                continue  # a column the metric needs was not given
-            extra = {role: given[source] for role, source in declared.roles.items()}
-            extra |= {option: given[option] for option in declared.options}
-            values, combos = _group_metric(declared, frame, {**roles, **extra}, boot, partitions)
+            values, combos = _group_metric(declared, frame, arguments, boot, partitions)
             shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
             joined = [*partitions, *keys]
             if per_group is None:
@@ -152,6 +148,7 @@ def ranking(
             summary.append(_combos(name, combos, values, partitions=partitions, keys=keys, ci=ci))
             worst.append(_worst_group(values, [*partitions, *keys], name))
             step()
+        step(len(group_metrics) - len(computed))  # those whose columns were not given
         assert per_group is not None  # EXP is always there
         positions: dict[str, Any] = {"rank": rank, "ranking": ranking, "item": item}
         weighting: dict[str, Any] = {"by": by, "weight": weight}
@@ -221,6 +218,24 @@ def ranking(
             *notes,
         ),
     )
+
+
+def group_calls(
+    roles: Mapping[str, Any], given: Mapping[str, Any]
+) -> dict[str, tuple[Metric, dict[str, Any]]]:
+    """The group metrics whose columns are ``given``, each with the arguments of its call.
+
+    ``roles``: the arguments every group metric takes; ``given``: the columns and options
+    some take (``relevance``, ``p``, ``size``, ...), None where not given.
+    """
+    calls = {}
+    for declared in metrics("ranking", "group"):
+        if any(given[source] is None for source in declared.roles.values()):
+            continue  # a column the metric needs was not given
+        extra = {role: given[source] for role, source in declared.roles.items()}
+        extra |= {option: given[option] for option in declared.options}
+        calls[declared.name] = (declared, {**roles, **extra})
+    return calls
 
 
 def _group_metric(

@@ -1,0 +1,271 @@
+"""A comparison of systems: paired differences, their intervals, p-values and corrections.
+
+A family's builder (:mod:`frameaudit.compare`) says which metric calls a comparison makes;
+:func:`compared` runs each on every pair (baseline, other system) twice, within
+:func:`~frameaudit._engine.paired_replicates`: once with paired bootstrap replicates, once
+with the swaps of the randomisation test, and :func:`~frameaudit._engine.paired_difference`
+turns the two into the difference, its interval and its p-value (SPEC §7). Every draw and
+sum runs in the input's engine; the table of differences is small and is Polars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import narwhals.stable.v2 as nw
+import numpy as np
+import polars as pl
+
+from frameaudit._engine import (
+    SIDE,
+    Bootstrap,
+    paired_difference,
+    paired_replicates,
+)
+from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError
+from frameaudit.report import _tables
+
+__all__ = ["CORRECTIONS", "Call", "Comparison", "adjusted", "compared"]
+
+Correction = Literal["holm", "bh"]
+CORRECTIONS: tuple[Correction, ...] = ("holm", "bh")
+_SHOWN_MISSING = 3
+
+TABLE = {
+    "metric": pl.String,
+    "combo": pl.String,
+    "group": pl.String,
+    "system": pl.String,
+    "value": pl.Float64,
+    "baseline_value": pl.Float64,
+    "difference": pl.Float64,
+    "difference_lo": pl.Float64,
+    "difference_hi": pl.Float64,
+    "p_value": pl.Float64,
+    "p_adjusted": pl.Float64,
+}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One metric call of a comparison: ``function(frame, **arguments, by=..., ci=...)``.
+
+    ``keys``: the output columns beside ``by`` that key a value (``combo``, or the group
+    columns with ``combo=None``; none for a single number).
+    """
+
+    metric: str
+    function: Callable[..., Any]
+    arguments: Mapping[str, Any]
+    keys: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Systems compared on the same units: one row per (metric, combo, group, system).
+
+    ``table`` (Polars): ``by`` columns, then ``metric``, ``combo`` (null for single-number
+    metrics and per-group rows), ``group`` (null for a combined value), ``system`` (every
+    system but the baseline), ``value``, ``baseline_value``, ``difference`` (value −
+    baseline_value) with ``difference_lo`` and ``difference_hi`` (the paired bootstrap's
+    interval at ``ci``), ``p_value`` (the randomisation test's, two-sided) and ``p_adjusted``
+    (with ``correction`` over every row), and the units behind them.
+    """
+
+    family: str
+    table: pl.DataFrame
+    baseline: Any
+    systems: tuple[Any, ...]
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    dropped: int = 0
+    """Units left out because some system lacks them (``on_missing="drop"``)."""
+
+
+def compared(
+    frame: Any,
+    calls: Sequence[Call],
+    *,
+    family: str,
+    system: str,
+    baseline: Any,
+    by: Sequence[str],
+    units: Sequence[str],
+    unit_name: str,
+    ci: float,
+    n_boot: int,
+    n_perm: int,
+    seed: int,
+    correction: Correction | None,
+    on_missing: Literal["error", "drop"],
+    parameters: Mapping[str, Any],
+) -> Comparison:
+    """Run ``calls`` on each pair of the baseline and another system, and tabulate them."""
+    native = nw.from_native(frame)
+    lazy = native.lazy() if isinstance(native, nw.DataFrame) else native
+    names = lazy.collect_schema().names()
+    if system not in names:
+        raise ColumnNotFoundError.build(system, parameter="system", available=names)
+    systems = tuple(
+        sorted(_tables.eager(lazy.select(system).unique().to_native())[system].to_list())
+    )
+    if len(systems) < 2:
+        msg = (
+            f"system={system!r}: expected at least two systems to compare, found "
+            f"{len(systems)} ({', '.join(map(repr, systems)) or 'none'})"
+        )
+        raise InvalidParameterError(msg)
+    base = systems[0] if baseline is None else baseline
+    if base not in systems:
+        raise InvalidParameterError.choice("baseline", base, systems)
+    lazy, dropped = _common_units(lazy, system, systems, [*by, *units], on_missing)
+    distinct = lazy.select(*by, *units).unique()
+    counted = nw.len().cast(nw.Int64).alias(unit_name)
+    counts = distinct.group_by(*by).agg(counted) if by else distinct.select(counted)
+    plan = _Plan(
+        system,
+        list(by),
+        _tables.eager(counts.to_native()),
+        unit_name,
+        Bootstrap(ci, n_boot, seed),
+        n_perm,
+    )
+    rows = []
+    for other in (s for s in systems if s != base):
+        pair = lazy.filter(nw.col(system).is_in([base, other])).with_columns(
+            (nw.col(system) == other).cast(nw.Int64).alias(system)
+        )
+        rows += [plan.rows(call, pair.to_native(), other) for call in calls]
+    table = pl.concat(rows, how="diagonal_relaxed")
+    table = table.with_columns(adjusted(table["p_value"], correction))
+    return Comparison(family, table, base, systems, dict(parameters), dropped)
+
+
+_ALL = "__fa_all"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What every call of a comparison shares.
+
+    The system column, the partition, the units per partition, the bootstrap and the number
+    of permutations.
+    """
+
+    system: str
+    by: list[str]
+    counts: pl.DataFrame
+    unit_name: str
+    bootstrap: Bootstrap
+    n_perm: int
+
+    def rows(self, call: Call, pair: Any, other: Any) -> pl.DataFrame:
+        """One call's rows of the table for the pair (baseline, ``other``)."""
+        # the constant key: the units' frame is keyed by it where no by= column keys it
+        keys = [*self.by, *call.keys, _ALL]
+        boot = self.bootstrap
+        counts = self.counts.with_columns(pl.lit(0).alias(_ALL))
+        difference = paired_difference(
+            self._replicates(call, pair, boot.n_boot, swaps=False),
+            self._replicates(call, pair, self.n_perm, swaps=True),
+            keys,
+            call.metric,
+            boot,
+            units=nw.from_native(counts.lazy()),
+            permutations=self.n_perm,
+        )
+        found = _tables.eager(difference.to_native())
+        combo = pl.col("combo") if "combo" in call.keys else pl.lit(None)
+        return found.select(
+            *self.by,
+            pl.lit(call.metric).alias("metric"),
+            combo.cast(pl.String).alias("combo"),
+            _group_label(found, call.keys).alias("group"),
+            pl.lit(str(other)).alias("system"),
+            pl.col(call.metric).alias("value"),
+            pl.col(f"baseline_{call.metric}").alias("baseline_value"),
+            "difference",
+            "difference_lo",
+            "difference_hi",
+            "p_value",
+            self.unit_name,
+        )
+
+    def _replicates(self, call: Call, pair: Any, count: int, *, swaps: bool) -> nw.LazyFrame[Any]:
+        """The call's value per (by, side, keys, replicate), paired or swapped."""
+        with paired_replicates(self.system, swaps=swaps):
+            result = call.function(
+                pair,
+                **call.arguments,
+                by=[*self.by, self.system],
+                ci=self.bootstrap.level,
+                n_boot=count,
+                seed=self.bootstrap.seed,
+            )
+        values = _tables.eager(result).rename({self.system: SIDE})
+        return nw.from_native(values.with_columns(pl.lit(0).alias(_ALL)).lazy())
+
+
+def _group_label(found: pl.DataFrame, keys: Sequence[str]) -> pl.Expr:
+    """A per-group row's group as text ("f/young" for several columns); null otherwise."""
+    columns = [k for k in keys if k != "combo"]
+    if not columns:
+        return pl.lit(None, dtype=pl.String)
+    return _tables.label(columns, found.schema)
+
+
+def _common_units(
+    lazy: nw.LazyFrame[Any],
+    system: str,
+    systems: Sequence[Any],
+    units: Sequence[str],
+    on_missing: str,
+) -> tuple[nw.LazyFrame[Any], int]:
+    """``lazy`` where every system has every unit; else an error naming a few, or dropped."""
+    units = list(units)
+    per_unit = lazy.select(*units, system).unique().group_by(*units).agg(nw.len().alias(_N))
+    missing = _tables.eager(per_unit.filter(nw.col(_N) < len(systems)).to_native())
+    if missing.is_empty():
+        return lazy, 0
+    if on_missing == "error":
+        shown = ", ".join(
+            "(" + ", ".join(f"{k}={v!r}" for k, v in row.items()) + ")"
+            for row in missing.drop(_N).sort(units).head(_SHOWN_MISSING).iter_rows(named=True)
+        )
+        msg = (
+            f"system={system!r}: expected every unit in every system, found {missing.height} "
+            f"unit(s) missing from some system (e.g. {shown}); pass on_missing='drop' to "
+            "compare the units every system has"
+        )
+        raise InvalidParameterError(msg)
+    common = per_unit.filter(nw.col(_N) == len(systems)).select(units)
+    return lazy.join(common, on=units, how="inner"), missing.height
+
+
+_N = "__fa_systems"
+
+
+def adjusted(p_values: pl.Series, correction: Correction | None) -> pl.Series:
+    """The p-values adjusted for multiple comparisons over all of them (nulls stay null).
+
+    ``"holm"``: Holm's step-down adjustment (family-wise error); ``"bh"``: Benjamini and
+    Hochberg's (false discovery rate); None: unadjusted.
+    """
+    values = p_values.cast(pl.Float64).to_numpy()
+    if correction is None:
+        return pl.Series("p_adjusted", values).fill_nan(None)
+    defined = ~np.isnan(values)
+    p = values[defined]
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if correction == "holm":
+        scaled = np.maximum.accumulate((m - np.arange(m)) * ranked)
+    else:
+        scaled = np.minimum.accumulate(m / np.arange(m, 0, -1) * ranked[::-1])[::-1]
+    result = np.full(m, np.nan)
+    result[order] = np.minimum(scaled, 1.0)
+    out = values.copy()
+    out[defined] = result
+    return pl.Series("p_adjusted", out).fill_nan(None)

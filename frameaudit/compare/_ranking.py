@@ -1,0 +1,125 @@
+"""Comparing ranking systems: every fair-ranking metric, paired over the rankings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from frameaudit import fair
+from frameaudit.compare._comparison import CORRECTIONS, Call, Comparison, Correction, compared
+from frameaudit.exceptions import InvalidParameterError
+from frameaudit.fair.ranking import Size
+from frameaudit.report._ranking import group_calls
+
+__all__ = ["ranking"]
+
+
+def ranking(
+    frame: Any,
+    *,
+    system: str,
+    ranking: str | Sequence[str],
+    baseline: Any | None = None,
+    metrics: Sequence[str] | None = None,
+    rank: str = "rank",
+    group: str | Sequence[str] = "group",
+    item: str | None = None,
+    groups: Mapping[Any, Any] | Any | None = None,
+    universe: Any | None = None,
+    size: Size | None = None,
+    target: Any | None = None,
+    relevance: str | None = None,
+    ctr: str | None = None,
+    relevant: str | None = None,
+    p: float = 0.5,
+    decay: float = 0.5,
+    by: str | Sequence[str] | None = None,
+    weight: str | None = None,
+    ci: float = 0.95,
+    n_boot: int = 1000,
+    n_perm: int = 1000,
+    seed: int = 0,
+    correction: Correction | None = "holm",
+    on_missing: Literal["error", "drop"] = "error",
+) -> Comparison:
+    r"""Compare ranking systems on the same rankings: is B fairer than A, or is it noise.
+
+    ``frame`` holds every system's rankings, one row per ranked item, the ``system`` column
+    naming the system; every system ranks the same rankings (``ranking``: the query
+    column). For each group metric (with every combo and per group) and NDKL, the
+    comparison gives each system's value and its difference from the ``baseline`` system
+    (default: the first in sort order), with
+
+    * a paired bootstrap interval at ``ci`` (``n_boot`` replicates): a replicate draws
+      rankings, and a drawn ranking brings every system's rows, so the interval is of the
+      difference on the same queries, not of two independent samples;
+    * a paired randomisation test's two-sided p-value (``n_perm`` permutations): within each
+      ranking the two systems' labels are swapped at random;
+    * ``p_adjusted``: the p-values adjusted over every row of the table, by Holm's method
+      (``correction="holm"``, the family-wise error), Benjamini and Hochberg's (``"bh"``,
+      the false discovery rate) or not at all (None).
+
+    The roles and options are those of :func:`frameaudit.report.ranking`; ``metrics`` picks
+    some of the family's metrics (default: every group metric whose columns are given, and
+    NDKL). A ranking that some system lacks is an error naming a few, or, with
+    ``on_missing="drop"``, left out (counted in :attr:`Comparison.dropped`). Everything runs
+    in the input's engine; the table is Polars.
+
+    Returns
+    -------
+    A :class:`~frameaudit.compare.Comparison` whose ``table`` has one row per (metric, combo
+    or group, system other than the baseline).
+    """
+    if correction is not None and correction not in CORRECTIONS:
+        raise InvalidParameterError.choice("correction", correction, CORRECTIONS)
+    if on_missing not in ("error", "drop"):
+        raise InvalidParameterError.choice("on_missing", on_missing, ("error", "drop"))
+    if isinstance(n_perm, bool) or not isinstance(n_perm, int) or n_perm < 1:
+        msg = f"n_perm={n_perm!r}: expected an integer of at least 1"
+        raise InvalidParameterError(msg)
+    rankings = [ranking] if isinstance(ranking, str) else list(ranking)
+    partitions = [] if by is None else [by] if isinstance(by, str) else list(by)
+    keys = [group] if isinstance(group, str) else list(group)
+    roles: dict[str, Any] = {"rank": rank, "group": group, "ranking": ranking, "item": item}
+    roles |= {"groups": groups, "universe": universe, "weight": weight}
+    given = {"relevance": relevance, "ctr": ctr, "relevant": relevant, "p": p, "decay": decay}
+    given["size"] = size
+    available = group_calls(roles, given)
+    chosen = [*available, "ndkl"] if metrics is None else list(metrics)
+    for name in chosen:
+        if name not in (*available, "ndkl"):
+            raise InvalidParameterError.choice("metrics", name, [*available, "ndkl"])
+    calls = []
+    for name in chosen:
+        if name == "ndkl":
+            calls.append(Call("ndkl", fair.ndkl, {**_ndkl_roles(roles), "target": target}))
+            continue
+        declared, arguments = available[name]
+        every = {**arguments, "combo": list(fair.COMBOS)}
+        calls.append(Call(name, declared.function, every, ("combo",)))
+        calls.append(Call(name, declared.function, {**arguments, "combo": None}, tuple(keys)))
+    parameters = {"system": system, "baseline": baseline, "metrics": chosen, "ci": ci}
+    parameters |= {"n_boot": n_boot, "n_perm": n_perm, "seed": seed, "correction": correction}
+    return compared(
+        frame,
+        calls,
+        family="ranking",
+        system=system,
+        baseline=baseline,
+        by=partitions,
+        units=rankings,
+        unit_name="rankings",
+        ci=ci,
+        n_boot=n_boot,
+        n_perm=n_perm,
+        seed=seed,
+        correction=correction,
+        on_missing=on_missing,
+        parameters=parameters,
+    )
+
+
+def _ndkl_roles(roles: Mapping[str, Any]) -> dict[str, Any]:
+    """The roles NDKL takes of a ranking comparison's."""
+    taken = ("rank", "group", "ranking", "item", "groups", "universe", "weight")
+    return {k: roles[k] for k in taken}
