@@ -248,7 +248,10 @@ def test_swapped_replicates_relabel_each_querys_systems_by_a_fair_coin() -> None
     values = _exp_replicates(frame, perms, 8, swaps=True)
     f = draws(with_coin_flips, QUERIES, perms, 8)
     assert 0.4 < f.mean() < 0.6
-    assert not np.array_equal(f, draws(with_poisson_counts, QUERIES, perms, 8) > 0)
+    # from a stream of their own: drawn from the counts' hash, a coin would be h > p/2 and
+    # correlate with the count #{j : h >= T_j} at 0.75 (standard error here 0.03)
+    counts = draws(with_poisson_counts, QUERIES, perms, 8)
+    assert abs(np.corrcoef(f.ravel(), counts.ravel())[0, 1]) < 0.12
     for group in ("f", "m"):
         for system in (0, 1):
             # system s in replicate b: each query's own s-rows where f = 0, its other rows where 1
