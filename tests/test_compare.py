@@ -122,9 +122,14 @@ def test_bad_input_is_refused(change: dict[str, object], error: type, message: s
         fa.compare.ranking(_systems("A", "B"), **arguments)  # type: ignore[arg-type]
 
 
-def test_one_system_is_refused() -> None:
+def test_one_system_or_a_missing_one_is_refused() -> None:
     with pytest.raises(InvalidParameterError, match="expected at least two systems to compare"):
         fa.compare.ranking(_systems("A"), system="system", n_boot=5, n_perm=5, **ROLES)
+    unnamed = _systems("A", "B").with_columns(
+        pl.when(pl.col("query") == 2).then(None).otherwise(pl.col("system")).alias("system")
+    )
+    with pytest.raises(InvalidParameterError, match="expected every row to name its system"):
+        fa.compare.ranking(unnamed, system="system", n_boot=5, n_perm=5, **ROLES)
 
 
 def test_units_missing_from_a_system_are_named_or_dropped() -> None:

@@ -107,9 +107,11 @@ def compared(
     names = lazy.collect_schema().names()
     if system not in names:
         raise ColumnNotFoundError.build(system, parameter="system", available=names)
-    systems = tuple(
-        sorted(_tables.eager(lazy.select(system).unique().to_native())[system].to_list())
-    )
+    found = _tables.eager(lazy.select(system).unique().to_native())[system].to_list()
+    if None in found:
+        msg = f"system={system!r}: expected every row to name its system, found missing values"
+        raise InvalidParameterError(msg)
+    systems = tuple(sorted(found))
     if len(systems) < 2:
         msg = (
             f"system={system!r}: expected at least two systems to compare, found "
