@@ -33,20 +33,6 @@ Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bh")
 _SHOWN_MISSING = 3
 
-TABLE = {
-    "metric": pl.String,
-    "combo": pl.String,
-    "group": pl.String,
-    "system": pl.String,
-    "value": pl.Float64,
-    "baseline_value": pl.Float64,
-    "difference": pl.Float64,
-    "difference_lo": pl.Float64,
-    "difference_hi": pl.Float64,
-    "p_value": pl.Float64,
-    "p_adjusted": pl.Float64,
-}
-
 
 @dataclass(frozen=True)
 class Call:
@@ -101,7 +87,17 @@ def compared(
     on_missing: Literal["error", "drop"],
     parameters: Mapping[str, Any],
 ) -> Comparison:
-    """Run ``calls`` on each pair of the baseline and another system, and tabulate them."""
+    """Run ``calls`` on each pair of the baseline and another system, and tabulate them.
+
+    The options every family's comparison shares are checked here, before any data is read.
+    """
+    if correction is not None and correction not in CORRECTIONS:
+        raise InvalidParameterError.choice("correction", correction, CORRECTIONS)
+    if on_missing not in ("error", "drop"):
+        raise InvalidParameterError.choice("on_missing", on_missing, ("error", "drop"))
+    if isinstance(n_perm, bool) or not isinstance(n_perm, int) or n_perm < 1:
+        msg = f"n_perm={n_perm!r}: expected an integer of at least 1"
+        raise InvalidParameterError(msg)
     native = nw.from_native(frame)
     lazy = native.lazy() if isinstance(native, nw.DataFrame) else native
     names = lazy.collect_schema().names()

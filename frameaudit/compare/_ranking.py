@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from frameaudit import fair
-from frameaudit.compare._comparison import CORRECTIONS, Call, Comparison, Correction, compared
+from frameaudit.compare._comparison import Call, Comparison, Correction, compared
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair.ranking import Size
 from frameaudit.report._ranking import group_calls
@@ -70,13 +70,6 @@ def ranking(
     A :class:`~frameaudit.compare.Comparison` whose ``table`` has one row per (metric, combo
     or group, system other than the baseline).
     """
-    if correction is not None and correction not in CORRECTIONS:
-        raise InvalidParameterError.choice("correction", correction, CORRECTIONS)
-    if on_missing not in ("error", "drop"):
-        raise InvalidParameterError.choice("on_missing", on_missing, ("error", "drop"))
-    if isinstance(n_perm, bool) or not isinstance(n_perm, int) or n_perm < 1:
-        msg = f"n_perm={n_perm!r}: expected an integer of at least 1"
-        raise InvalidParameterError(msg)
     rankings = [ranking] if isinstance(ranking, str) else list(ranking)
     partitions = [] if by is None else [by] if isinstance(by, str) else list(by)
     keys = [group] if isinstance(group, str) else list(group)
