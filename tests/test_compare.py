@@ -87,6 +87,22 @@ def test_values_are_each_systems_metric_on_its_own_rows() -> None:
     assert (table["difference"] - differences).abs().max() < 1e-12
 
 
+def test_the_table_is_the_same_whatever_the_row_order() -> None:
+    """Rows come in the order of the partitions, the combos as listed, then the groups."""
+    frame = _systems("A", "B").with_columns((pl.col("query") % 2).alias("half"))
+    options = {"system": "system", "metrics": ["exp"], "by": "half", "n_boot": 30, "n_perm": 30}
+    tables = [
+        fa.compare.ranking(frame.sample(fraction=1.0, shuffle=True, seed=s), **options, **ROLES)
+        for s in range(3)
+    ]
+    for table in tables[1:]:
+        assert table.table.equals(tables[0].table)
+    first = tables[0].table.filter(pl.col("half") == 0)
+    assert first["combo"].to_list() == [*fa.fair.COMBOS, None, None]
+    assert first["group"].to_list()[-2:] == sorted(frame["gender"].unique().to_list())
+    assert tables[0].table["half"].is_sorted()
+
+
 def test_holm_and_benjamini_hochberg_adjust_every_p_value() -> None:
     p = [0.01, 0.04, 0.03, 0.2, None, 0.005]
     defined = [x for x in p if x is not None]

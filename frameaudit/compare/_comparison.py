@@ -136,6 +136,8 @@ def compared(
         )
         rows += [plan.rows(call, pair.to_native(), other) for call in calls]
     table = pl.concat(rows, how="diagonal_relaxed")
+    if by:
+        table = table.sort(list(by), maintain_order=True, nulls_last=True)
     table = table.with_columns(adjusted(table["p_value"], correction))
     return Comparison(family, table, base, systems, dict(parameters), dropped)
 
@@ -173,7 +175,7 @@ class _Plan:
             units=nw.from_native(counts.lazy()),
             permutations=self.n_perm,
         )
-        found = _tables.eager(difference.to_native())
+        found = _ordered(_tables.eager(difference.to_native()), [*self.by, *call.keys], call)
         combo = pl.col("combo") if "combo" in call.keys else pl.lit(None)
         return found.select(
             *self.by,
@@ -203,6 +205,15 @@ class _Plan:
             )
         values = _tables.eager(result).rename({self.system: SIDE})
         return nw.from_native(values.with_columns(pl.lit(0).alias(_ALL)).lazy())
+
+
+def _ordered(found: pl.DataFrame, keys: Sequence[str], call: Call) -> pl.DataFrame:
+    """``found`` sorted by ``keys``; a key the call lists its values for in that order."""
+    listed = {k: call.arguments[k] for k in keys if isinstance(call.arguments.get(k), list)}
+    return found.sort(
+        [pl.col(k).cast(pl.Enum(listed[k])) if k in listed else pl.col(k) for k in keys],
+        nulls_last=True,
+    )
 
 
 def _group_label(found: pl.DataFrame, keys: Sequence[str]) -> pl.Expr:
