@@ -24,10 +24,12 @@ from frameaudit._engine import (
     paired_difference,
     paired_replicates,
 )
+from frameaudit._params import UNCERTAINTY
+from frameaudit._registry import entry, metrics
 from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError
 from frameaudit.report import _tables
 
-__all__ = ["CORRECTIONS", "Call", "Comparison", "adjusted", "compared"]
+__all__ = ["CORRECTIONS", "Call", "Comparison", "Options", "adjusted", "compared", "single_calls"]
 
 Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bh")
@@ -69,6 +71,25 @@ class Comparison:
     """Units left out because some system lacks them (``on_missing="drop"``)."""
 
 
+@dataclass(frozen=True)
+class Options:
+    """The options every family's comparison takes, as the caller gave them."""
+
+    by: str | Sequence[str] | None
+    ci: float
+    n_boot: int
+    n_perm: int
+    seed: int
+    correction: Correction | None
+    on_missing: Literal["error", "drop"]
+
+    @property
+    def partitions(self) -> list[str]:
+        """The ``by`` columns as a list."""
+        by = self.by
+        return [] if by is None else [by] if isinstance(by, str) else list(by)
+
+
 def compared(
     frame: Any,
     calls: Sequence[Call],
@@ -76,28 +97,25 @@ def compared(
     family: str,
     system: str,
     baseline: Any,
-    by: Sequence[str],
     units: Sequence[str],
     unit_name: str,
-    ci: float,
-    n_boot: int,
-    n_perm: int,
-    seed: int,
-    correction: Correction | None,
-    on_missing: Literal["error", "drop"],
+    options: Options,
     parameters: Mapping[str, Any],
 ) -> Comparison:
     """Run ``calls`` on each pair of the baseline and another system, and tabulate them.
 
-    The options every family's comparison shares are checked here, before any data is read.
+    ``parameters``: the family's own roles and options, as the comparison records them (the
+    shared ones are added). The options every family's comparison shares are checked here,
+    before any data is read.
     """
+    by, ci, n_boot, n_perm = options.partitions, options.ci, options.n_boot, options.n_perm
+    correction, on_missing = options.correction, options.on_missing
     if correction is not None and correction not in CORRECTIONS:
         raise InvalidParameterError.choice("correction", correction, CORRECTIONS)
     if on_missing not in ("error", "drop"):
         raise InvalidParameterError.choice("on_missing", on_missing, ("error", "drop"))
-    if isinstance(n_perm, bool) or not isinstance(n_perm, int) or n_perm < 1:
-        msg = f"n_perm={n_perm!r}: expected an integer of at least 1"
-        raise InvalidParameterError(msg)
+    # the permutations are replicates of the same draws as the bootstrap's: the same range
+    UNCERTAINTY["n_boot"].check("n_perm", n_perm)
     native = nw.from_native(frame)
     lazy = native.lazy() if isinstance(native, nw.DataFrame) else native
     names = lazy.collect_schema().names()
@@ -126,7 +144,7 @@ def compared(
         list(by),
         _tables.eager(counts.to_native()),
         unit_name,
-        Bootstrap(ci, n_boot, seed),
+        Bootstrap(ci, n_boot, options.seed),
         n_perm,
     )
     rows = []
@@ -139,7 +157,42 @@ def compared(
     if by:
         table = table.sort(list(by), maintain_order=True, nulls_last=True)
     table = table.with_columns(adjusted(table["p_value"], correction))
-    return Comparison(family, table, base, systems, dict(parameters), dropped)
+    recorded = {"system": system, "baseline": base, **parameters, "by": options.by, "ci": ci}
+    recorded |= {"n_boot": n_boot, "n_perm": n_perm, "seed": options.seed}
+    recorded |= {"correction": correction, "on_missing": on_missing}
+    return Comparison(family, table, base, systems, recorded, dropped)
+
+
+def single_calls(
+    family: str,
+    chosen: Sequence[str] | None,
+    arguments: Mapping[str, Any],
+    given: Mapping[str, Any],
+) -> tuple[list[str], list[Call]]:
+    """The calls of a family's metrics that give one number with an interval, and their names.
+
+    ``chosen``: the metrics' names (None: every such metric whose roles are given).
+    ``arguments`` go to every call; ``given`` holds the options and roles a metric takes only
+    where it declares them (:attr:`~frameaudit._registry.Metric.options`,
+    :attr:`~frameaudit._registry.Metric.roles`).
+    """
+    comparable = [m for m in metrics(family) if m.kind != "table" and m.unit is not None]
+    names = [m.name for m in comparable]
+    if chosen is None:
+        chosen = [m.name for m in comparable if all(given[r] is not None for r in m.roles.values())]
+    calls = []
+    for name in chosen:
+        if name not in names:
+            raise InvalidParameterError.choice("metrics", name, names)
+        declared = entry(name)
+        for role in declared.roles.values():
+            if given[role] is None:
+                msg = f"metrics={name!r}: expected {role}= to compute it, found none"
+                raise InvalidParameterError(msg)
+        own = {option: given[option] for option in declared.options}
+        own |= {parameter: given[role] for parameter, role in declared.roles.items()}
+        calls.append(Call(name, declared.function, {**arguments, **own}))
+    return list(chosen), calls
 
 
 _ALL = "__fa_all"

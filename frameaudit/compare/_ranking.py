@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from frameaudit import fair
-from frameaudit.compare._comparison import Call, Comparison, Correction, compared
+from frameaudit.compare._comparison import Call, Comparison, Correction, Options, compared
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair.ranking import Size
+from frameaudit.report import _tables
 from frameaudit.report._ranking import group_calls
 
 __all__ = ["ranking"]
@@ -71,7 +72,7 @@ def ranking(
     or group, system other than the baseline).
     """
     rankings = [ranking] if isinstance(ranking, str) else list(ranking)
-    partitions = [] if by is None else [by] if isinstance(by, str) else list(by)
+    options = Options(by, ci, n_boot, n_perm, seed, correction, on_missing)
     keys = [group] if isinstance(group, str) else list(group)
     roles: dict[str, Any] = {"rank": rank, "group": group, "ranking": ranking, "item": item}
     roles |= {"groups": groups, "universe": universe, "weight": weight}
@@ -91,23 +92,19 @@ def ranking(
         every = {**arguments, "combo": list(fair.COMBOS)}
         calls.append(Call(name, declared.function, every, ("combo",)))
         calls.append(Call(name, declared.function, {**arguments, "combo": None}, tuple(keys)))
-    parameters = {"system": system, "baseline": baseline, "metrics": chosen, "ci": ci}
-    parameters |= {"n_boot": n_boot, "n_perm": n_perm, "seed": seed, "correction": correction}
+    parameters = {"metrics": chosen, **roles, **given, "group": keys, "ranking": rankings}
+    parameters |= {"groups": None if groups is None else "given"}
+    parameters |= {"universe": _tables.plain_values(universe)}
+    parameters |= {"target": _tables.plain_values(target)}
     return compared(
         frame,
         calls,
         family="ranking",
         system=system,
         baseline=baseline,
-        by=partitions,
         units=rankings,
         unit_name="rankings",
-        ci=ci,
-        n_boot=n_boot,
-        n_perm=n_perm,
-        seed=seed,
-        correction=correction,
-        on_missing=on_missing,
+        options=options,
         parameters=parameters,
     )
 

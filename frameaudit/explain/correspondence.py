@@ -527,6 +527,8 @@ def _summary(
     summary = estimated.interval(
         replicates.select(*by, REPLICATE, mean), [], "correspondence", units=units
     )
+    if estimated.bootstrap.replicates:  # a comparison's: every replicate's mean
+        return summary
     return summary.join(sums.select(*by, *counts), on=by, how="left").select(
         *by, "correspondence", "correspondence_lo", "correspondence_hi", *_COUNTS, UNITS, UNDEFINED
     )

@@ -454,6 +454,8 @@ def summaries(
             return long_summary(stats, runs.by, columns, runs.source)
         return one_summary(stats, runs.by, columns[0])
     means = exact_means(pair_values_of(runs), runs.estimates, columns)
+    if runs.bootstrap.replicates and not long:  # a comparison's: every replicate's mean
+        return _shown(runs, with_intervals(runs, means, [], columns))
     if long:
         shown = long_summary(stats, runs.partition, columns, runs.source)
         keys, headline = [*runs.partition, "metric"], "mean"
@@ -479,11 +481,14 @@ def with_intervals(
     ``c_lo`` and ``c_hi``; then ``samples`` and the undefined replicates: ``undefined_replicates``
     for one column, ``c_undefined_replicates`` for each of several. A NaN value (from a NaN
     input) has a NaN interval: the replicates that do not draw the NaN sample do not hide it.
+    A comparison's bootstrap (one column) gives every replicate's value instead.
     """
     assert runs.bootstrap is not None
     if len(columns) == 1:
         (column,) = columns
         result = runs.estimation.interval(values, keys, column)
+        if runs.bootstrap.replicates:  # a comparison's: every replicate's value
+            return result
         point = nw.col(column)
         return result.with_columns(
             *(
@@ -552,5 +557,7 @@ def interval_outputs(metrics: Sequence[str], bootstrap: Bootstrap | None) -> lis
     """The output columns an interval adds to the metrics' (none without a bootstrap)."""
     if bootstrap is None:
         return []
+    if bootstrap.replicates:
+        return [REPLICATE]
     bounds = [f"{m}_{end}" for m in metrics for end in ("lo", "hi")]
     return [*bounds, UNITS, UNDEFINED, *(f"{m}_{UNDEFINED}" for m in metrics)]

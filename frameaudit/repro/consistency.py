@@ -117,7 +117,14 @@ _EXAMPLE_RUNS = """\
 ... )"""
 
 
-@registered("repro", "single", unit=UNITS, best="1 = most reproducible", range="[0, 1]")
+@registered(
+    "repro",
+    "single",
+    unit=UNITS,
+    best="1 = most reproducible",
+    range="[0, 1]",
+    options=("empty_union",),
+)
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, example_runs=_EXAMPLE_RUNS)
 def total_consistency(
@@ -206,7 +213,7 @@ def total_consistency(
     return runs.finish(result)
 
 
-@registered("repro", "table", unit=UNITS)
+@registered("repro", "table", unit=UNITS, options=("empty_union",))
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
 @shared_docs(example_runs=_EXAMPLE_RUNS)
 def leave_one_out(

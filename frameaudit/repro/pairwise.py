@@ -387,6 +387,7 @@ def _compute(
     unit=UNITS,
     best="1 = most reproducible (0 = disjoint errors)",
     range="[0, 1]",
+    options=("empty_union",),
     worst="low",
 )
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
@@ -867,7 +868,7 @@ def cramers_v(
     )  # fmt: skip
 
 
-@registered("repro", "table", unit=UNITS)
+@registered("repro", "table", unit=UNITS, options=("empty_union",))
 @constraints(empty_union=Choice(EMPTY_UNION), pairwise=Flag(), **UNCERTAINTY)
 @shared_docs(example_runs=_EXAMPLE_RUNS)
 def summary(
