@@ -9,9 +9,9 @@ paired randomisation test's p-value, adjusted for the number of comparisons.
 from __future__ import annotations
 
 from frameaudit.compare._clustering import clustering
-from frameaudit.compare._comparison import Comparison
 from frameaudit.compare._explain import explain
 from frameaudit.compare._ranking import ranking
 from frameaudit.compare._repro import repro
+from frameaudit.compare._result import Comparison
 
 __all__ = ["Comparison", "clustering", "explain", "ranking", "repro"]

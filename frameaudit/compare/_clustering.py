@@ -10,7 +10,8 @@ import numpy as np
 import polars as pl
 from scipy.optimize import linear_sum_assignment
 
-from frameaudit.compare._comparison import Comparison, Correction, Options, compared, single_calls
+from frameaudit.compare._comparison import Correction, Options, compared, single_calls
+from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import ColumnNotFoundError
 from frameaudit.report import _tables
 

@@ -11,7 +11,7 @@ sum runs in the input's engine; the table of differences is small and is Polars.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
@@ -26,10 +26,11 @@ from frameaudit._engine import (
 )
 from frameaudit._params import UNCERTAINTY
 from frameaudit._registry import entry, metrics
+from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError
 from frameaudit.report import _tables
 
-__all__ = ["CORRECTIONS", "Call", "Comparison", "Options", "adjusted", "compared", "single_calls"]
+__all__ = ["CORRECTIONS", "Call", "Options", "adjusted", "compared", "single_calls"]
 
 Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bh")
@@ -48,27 +49,6 @@ class Call:
     function: Callable[..., Any]
     arguments: Mapping[str, Any]
     keys: Sequence[str] = ()
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Systems compared on the same units: one row per (metric, combo, group, system).
-
-    ``table`` (Polars): ``by`` columns, then ``metric``, ``combo`` (null for single-number
-    metrics and per-group rows), ``group`` (null for a combined value), ``system`` (every
-    system but the baseline), ``value``, ``baseline_value``, ``difference`` (value −
-    baseline_value) with ``difference_lo`` and ``difference_hi`` (the paired bootstrap's
-    interval at ``ci``), ``p_value`` (the randomisation test's, two-sided) and ``p_adjusted``
-    (with ``correction`` over every row), and the units behind them.
-    """
-
-    family: str
-    table: pl.DataFrame
-    baseline: Any
-    systems: tuple[Any, ...]
-    parameters: Mapping[str, Any] = field(default_factory=dict)
-    dropped: int = 0
-    """Units left out because some system lacks them (``on_missing="drop"``)."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +140,8 @@ def compared(
     recorded = {"system": system, "baseline": base, **parameters, "by": options.by, "ci": ci}
     recorded |= {"n_boot": n_boot, "n_perm": n_perm, "seed": options.seed}
     recorded |= {"correction": correction, "on_missing": on_missing}
-    return Comparison(family, table, base, systems, recorded, dropped)
+    record = _tables.record(frame, units=[*by, *units], unit=unit_name)
+    return Comparison(family, table, base, systems, recorded, dropped, record)
 
 
 def single_calls(

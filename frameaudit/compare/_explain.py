@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from frameaudit import explain as family
-from frameaudit.compare._comparison import Call, Comparison, Correction, Options, compared
+from frameaudit.compare._comparison import Call, Correction, Options, compared
+from frameaudit.compare._result import Comparison
 
 __all__ = ["explain"]
 

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from frameaudit import fair
-from frameaudit.compare._comparison import Call, Comparison, Correction, Options, compared
+from frameaudit.compare._comparison import Call, Correction, Options, compared
+from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair.ranking import Size
 from frameaudit.report import _tables

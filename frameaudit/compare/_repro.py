@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
-from frameaudit.compare._comparison import Comparison, Correction, Options, compared, single_calls
+from frameaudit.compare._comparison import Correction, Options, compared, single_calls
+from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError
 from frameaudit.report import _tables
 from frameaudit.repro._runs import EmptyUnion

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import html
 import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -20,12 +21,14 @@ from frameaudit.report import _charts, _tables
 from frameaudit.report._layout import Shown
 
 __all__ = [
+    "Page",
     "Section",
     "format_value",
     "html_body",
     "html_page",
     "lead",
     "markdown",
+    "record_lines",
     "sections",
     "text",
 ]
@@ -72,6 +75,18 @@ class Section:
     charts: bool = False
 
 
+class Page(Protocol):
+    """What the renderers read of what they show, beside its sections (a report, a comparison)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def headline(self) -> str: ...
+    @property
+    def outcome(self) -> str | None: ...
+    def charts(self) -> dict[str, Any]: ...
+
+
 def sections(report: Shown) -> list[Section]:
     """What ``report`` shows, in order (the title and the headline come before them)."""
     layout = report.layout
@@ -111,7 +126,7 @@ def sections(report: Shown) -> list[Section]:
     shown += [Section(heading, report.tables[name]) for name, heading in layout.shown.items()]
     shown += [
         Section("How to read it", paragraphs=report.notes),
-        Section("Audit record", record=tuple(_record_lines(report))),
+        Section("Audit record", record=tuple(record_lines(report.parameters, report.record))),
     ]
     return shown
 
@@ -119,14 +134,14 @@ def sections(report: Shown) -> list[Section]:
 # --- text -------------------------------------------------------------------------------------
 
 
-def text(report: Shown) -> str:
-    """The report for an 80–100 column terminal: the headline and gate first, then the worst.
+def text(page: Page, parts: Sequence[Section]) -> str:
+    """The ``parts`` of ``page`` for an 80–100 column terminal, after its title and headline.
 
     The audit record (parameters, input, versions, time) and the charts are in the files
     (HTML, JSON, Markdown) and in ``report.record``, not on the terminal.
     """
-    lines = [report.title, "=" * len(report.title), textwrap.fill(report.headline, _WIDTH)]
-    for section in sections(report):
+    lines = [page.title, "=" * len(page.title), textwrap.fill(page.headline, _WIDTH)]
+    for section in parts:
         if section.charts or section.record:
             continue
         heading = section.heading
@@ -190,24 +205,24 @@ def format_value(value: object) -> str:
 # --- Markdown ---------------------------------------------------------------------------------
 
 
-def markdown(report: Shown) -> str:
+def markdown(page: Page, parts: Sequence[Section]) -> str:
     """GitHub-flavoured Markdown: no HTML, no charts (the HTML file has them)."""
-    parts = [f"# {report.title}", "", f"**{_escape(report.headline)}**", ""]
-    for section in sections(report):
+    lines = [f"# {page.title}", "", f"**{_escape(page.headline)}**", ""]
+    for section in parts:
         if section.charts:
             continue
-        parts += [f"## {section.heading}", ""]
+        lines += [f"## {section.heading}", ""]
         if section.note:
-            parts += [_escape(section.note), ""]
+            lines += [_escape(section.note), ""]
         if section.table is not None:
-            parts += [markdown_table(section.table), ""]
+            lines += [markdown_table(section.table), ""]
         if section.items:
-            parts += [*(f"- {_escape(item)}" for item in section.items), ""]
+            lines += [*(f"- {_escape(item)}" for item in section.items), ""]
         for paragraph in section.paragraphs:
-            parts += [_escape(paragraph), ""]
+            lines += [_escape(paragraph), ""]
         if section.record:
-            parts += [*(f"- {key}: {_escape(value)}" for key, value in section.record), ""]
-    return "\n".join(parts)
+            lines += [*(f"- {key}: {_escape(value)}" for key, value in section.record), ""]
+    return "\n".join(lines)
 
 
 def markdown_table(frame: pl.DataFrame) -> str:
@@ -259,51 +274,51 @@ _STYLE = """
 """
 
 
-def html_page(report: Shown) -> str:
+def html_page(page: Page, parts: Sequence[Section]) -> str:
     """A complete HTML document: nothing is loaded from anywhere."""
     return (
         "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        f"<title>{html.escape(report.title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
-        f"<body>\n{html_body(report)}\n</body>\n</html>\n"
+        f"<title>{html.escape(page.title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
+        f"<body>\n{html_body(page, parts)}\n</body>\n</html>\n"
     )
 
 
-def html_body(report: Shown) -> str:
-    """The report's content, styled, without a page around it: the headline and gate first."""
-    outcome = "" if report.outcome is None else f" fa-{report.outcome}"
-    parts = [
+def html_body(page: Page, parts: Sequence[Section]) -> str:
+    """The content of ``page``, styled, without a page around it: the headline first."""
+    outcome = "" if page.outcome is None else f" fa-{page.outcome}"
+    shown = [
         f"<style>{_STYLE}</style><div class='fa-report'>",
-        f"<h1>{html.escape(report.title)}</h1>",
-        f"<p class='fa-headline{outcome}'>{html.escape(report.headline)}</p>",
+        f"<h1>{html.escape(page.title)}</h1>",
+        f"<p class='fa-headline{outcome}'>{html.escape(page.headline)}</p>",
     ]
-    for section in sections(report):
-        parts.append(f"<h2>{html.escape(section.heading)}</h2>")
+    for section in parts:
+        shown.append(f"<h2>{html.escape(section.heading)}</h2>")
         if section.note:
-            parts.append(f"<p class='fa-note'>{html.escape(section.note)}</p>")
+            shown.append(f"<p class='fa-note'>{html.escape(section.note)}</p>")
         if section.table is not None:
-            parts.append(_html_table(section.table))
+            shown.append(_html_table(section.table))
         if section.items:
             items = "".join(f"<li>{html.escape(item)}</li>" for item in section.items)
-            parts.append(f"<ul class='fa-legend'>{items}</ul>")
-        parts += [f"<p class='fa-note'>{html.escape(p)}</p>" for p in section.paragraphs]
+            shown.append(f"<ul class='fa-legend'>{items}</ul>")
+        shown += [f"<p class='fa-note'>{html.escape(p)}</p>" for p in section.paragraphs]
         if section.record:
             rows = "".join(
                 f"<dt>{html.escape(key)}</dt><dd>{html.escape(value)}</dd>"
                 for key, value in section.record
             )
-            parts.append(f"<dl class='fa-record'>{rows}</dl>")
+            shown.append(f"<dl class='fa-record'>{rows}</dl>")
         if section.charts:
-            parts.append(_html_charts(report))
-    parts.append("</div>")
-    return "\n".join(parts)
+            shown.append(_html_charts(page))
+    shown.append("</div>")
+    return "\n".join(shown)
 
 
-def _html_charts(report: Shown) -> str:
+def _html_charts(page: Page) -> str:
     """The charts as inline SVG, or a one-line note where the report extra is missing."""
     try:
         figures = [
             f"<figure data-chart='{html.escape(name)}'>{_charts.svg(chart)}</figure>"
-            for name, chart in report.charts().items()
+            for name, chart in page.charts().items()
         ]
     except ImportError as error:
         return f"<p class='fa-note'>No charts: {html.escape(str(error))}.</p>"
@@ -392,12 +407,9 @@ def _lead_intervals(report: Shown, shown: pl.DataFrame) -> pl.DataFrame:
     return shown.filter(pl.col("combo").is_null() | (pl.col("combo") == chosen[1]))
 
 
-def _record_lines(report: Shown) -> list[tuple[str, str]]:
+def record_lines(parameters: Mapping[str, Any], record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The audit record as (name, text) lines: the parameters, then each part of the record."""
-    return [
-        (key, _inline(value))
-        for key, value in {"parameters": report.parameters, **report.record}.items()
-    ]
+    return [(key, _inline(value)) for key, value in {"parameters": parameters, **record}.items()]
 
 
 def _inline(value: Any) -> str:

@@ -12,7 +12,7 @@ import numbers
 import operator
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,22 @@ from frameaudit.report import _charts, _layout, _render
 if TYPE_CHECKING:
     import altair as alt
 
-__all__ = ["OPERATORS", "SCHEMA_VERSION", "Report", "json_schema", "write_atomically"]
+__all__ = [
+    "OPERATORS",
+    "SCHEMA_VERSION",
+    "Report",
+    "decode_table",
+    "encode_table",
+    "exported",
+    "gate_sentence",
+    "json_schema",
+    "json_text",
+    "jsonable",
+    "parse_rule",
+    "undefined",
+    "verdict",
+    "write_atomically",
+]
 
 SCHEMA_VERSION = 3
 """The version of the JSON layout :meth:`Report.to_dict` writes (``report/schema.json``)."""
@@ -173,14 +188,14 @@ class Report:
             if combo not in combos[metric]:
                 listed = [f"{metric}:{c}" if c else metric for c in combos[metric]]
                 raise InvalidParameterError.choice("requirement", named, listed)
-            op, threshold = _rule(requirement, rule)
+            op, threshold = parse_rule(requirement, rule)
             for row in rows_of[(metric, combo)]:
                 lo, hi = (row["lo"], row["hi"]) if ranged else (None, None)
                 numbers = {"value": row["value"], "lo": lo, "hi": hi}
-                interval = not (_undefined(lo) or _undefined(hi))
+                interval = not (undefined(lo) or undefined(hi))
                 reads = reading or ("interval" if interval else "value")
                 reason = (row["note"] if noted else None) or "no value"
-                outcome, note = _verdict(numbers, reads, (op, threshold), reason)
+                outcome, note = verdict(numbers, reads, (op, threshold), reason)
                 verdicts.append(
                     {
                         **{c: row[c] for c in by},
@@ -233,20 +248,7 @@ class Report:
         lead = _render.lead(self)
         if self.verdicts is None:
             return lead
-        rules = self.verdicts["requirement"].n_unique()
-        outcome = self.outcome
-        if outcome == "pass":
-            return f"Audit passed: all {rules} rule(s) hold. {lead}"
-        against = self.verdicts.filter(pl.col("outcome") == outcome)
-        first = against.row(0, named=True)
-        where = "".join(f" for {c}={first[c]!r}" for c in self.by)
-        counted = against["requirement"].n_unique()
-        if outcome == "fail":
-            opening = f"Audit FAILED: {counted} of {rules} rule(s) failed"
-        else:
-            opening = f"Audit INCONCLUSIVE: none of {rules} rule(s) failed, {counted} undecided"
-        found = f"{first['requirement']}{where} = {read_by(first)}, required {first['rule']}"
-        return f"{opening}; {found}. {lead}"
+        return f"{gate_sentence(self.verdicts, self.by)} {lead}"
 
     # --- export -------------------------------------------------------------------------------
 
@@ -264,14 +266,14 @@ class Report:
             "headline": self.headline,
             "passed": None if self.verdicts is None else self.outcome == "pass",
             "outcome": self.outcome,
-            "verdicts": None if self.verdicts is None else _table(self.verdicts),
+            "verdicts": None if self.verdicts is None else encode_table(self.verdicts),
             "keys": list(self.keys),
             "by": list(self.by),
             "parameters": dict(self.parameters),
             "record": dict(self.record),
             "notes": list(self.notes),
-            **{name: _table(getattr(self, name)) for name in _TABLES},
-            "tables": {name: _table(frame) for name, frame in self.tables.items()},
+            **{name: encode_table(getattr(self, name)) for name in _TABLES},
+            "tables": {name: encode_table(frame) for name, frame in self.tables.items()},
         }
 
     def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
@@ -280,11 +282,7 @@ class Report:
         The file is written whole or not at all (a temporary file beside it, then renamed):
         a failed write never leaves a truncated report in place of the previous one.
         """
-        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_jsonable)
-        text += "\n"
-        if path is not None:
-            write_atomically(path, text)
-        return text
+        return exported(json_text(self.to_dict(), indent), path)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Report:
@@ -296,11 +294,11 @@ class Report:
             keys=tuple(data["keys"]),
             parameters=dict(data["parameters"]),
             notes=tuple(data["notes"]),
-            **{name: _frame(data[name]) for name in _TABLES},
-            tables={name: _frame(table) for name, table in data["tables"].items()},
+            **{name: decode_table(data[name]) for name in _TABLES},
+            tables={name: decode_table(table) for name, table in data["tables"].items()},
             by=tuple(data.get("by", ())),
             record=dict(data.get("record", {})),
-            verdicts=None if verdicts is None else _frame(verdicts),
+            verdicts=None if verdicts is None else decode_table(verdicts),
         )
 
     @classmethod
@@ -318,10 +316,7 @@ class Report:
         The page loads nothing (no script, stylesheet, font or image from anywhere), so it
         opens offline. Returns the HTML; writes it to ``path`` when given.
         """
-        text = _render.html_page(self)
-        if path is not None:
-            write_atomically(path, text)
-        return text
+        return exported(_render.html_page(self, _render.sections(self)), path)
 
     def to_markdown(self, path: str | Path | None = None) -> str:
         """The report as Markdown (GitHub-flavoured tables), for model cards and pull requests.
@@ -329,16 +324,13 @@ class Report:
         The headline, the gate's verdicts, the tables and the audit record; no charts (the
         HTML file has them). Returns the text; writes it to ``path`` when given (atomically).
         """
-        text = _render.markdown(self)
-        if path is not None:
-            write_atomically(path, text)
-        return text
+        return exported(_render.markdown(self, _render.sections(self)), path)
 
     def _repr_html_(self) -> str:
-        return _render.html_body(self)
+        return _render.html_body(self, _render.sections(self))
 
     def __str__(self) -> str:
-        return _render.text(self)
+        return _render.text(self, _render.sections(self))
 
     def __repr__(self) -> str:
         return f"<frameaudit Report: {self.title}>"
@@ -350,6 +342,18 @@ def json_schema() -> dict[str, Any]:
         (Path(__file__).parent / "schema.json").read_text(encoding="utf-8")
     )
     return schema
+
+
+def json_text(data: Mapping[str, Any], indent: int | None) -> str:
+    """Strict JSON of plain values (:func:`jsonable` for the rest), ending with a newline."""
+    return json.dumps(data, indent=indent, allow_nan=False, default=jsonable) + "\n"
+
+
+def exported(text: str, path: str | Path | None) -> str:
+    """``text``, written to ``path`` when given (:func:`write_atomically`)."""
+    if path is not None:
+        write_atomically(path, text)
+    return text
 
 
 def write_atomically(path: str | Path, text: str) -> None:
@@ -380,12 +384,33 @@ def audit_outcome(outcomes: pl.Series) -> str:
     return "pass"
 
 
-def _verdict(
+def gate_sentence(verdicts: pl.DataFrame, where: Sequence[str]) -> str:
+    """The gate's outcome in a sentence, with the first rule that decided it.
+
+    ``where``: the columns that tell its rows apart (the partitions, a system).
+    """
+    rules = verdicts["requirement"].n_unique()
+    outcome = audit_outcome(verdicts["outcome"])
+    if outcome == "pass":
+        return f"Audit passed: all {rules} rule(s) hold."
+    against = verdicts.filter(pl.col("outcome") == outcome)
+    first = against.row(0, named=True)
+    located = "".join(f" for {c}={first[c]!r}" for c in where)
+    counted = against["requirement"].n_unique()
+    if outcome == "fail":
+        opening = f"Audit FAILED: {counted} of {rules} rule(s) failed"
+    else:
+        opening = f"Audit INCONCLUSIVE: none of {rules} rule(s) failed, {counted} undecided"
+    found = f"{first['requirement']}{located} = {read_by(first)}, required {first['rule']}"
+    return f"{opening}; {found}."
+
+
+def verdict(
     numbers: Mapping[str, float | None], reads: str, rule: tuple[str, float], reason: str
 ) -> tuple[str, str | None]:
     """A rule's outcome on the ``numbers`` (value, lo, hi) it reads, and why if inconclusive."""
     op, threshold = rule
-    if _undefined(numbers["value"]):
+    if undefined(numbers["value"]):
         return "inconclusive", f"undefined: {reason}"
     ends = [numbers["lo"], numbers["hi"]] if reads == "interval" else [numbers[reads]]
     read = [x for x in ends if x is not None and not math.isnan(x)]
@@ -399,23 +424,24 @@ def _verdict(
     return "inconclusive", f"the interval [{read[0]:.4g}, {read[1]:.4g}] straddles {threshold:g}"
 
 
-def _undefined(value: float | None) -> bool:
+def undefined(value: float | None) -> bool:
+    """Whether a number is missing: null or NaN."""
     return value is None or math.isnan(value)
 
 
 def read_by(verdict: Mapping[str, Any]) -> str:
     """The number(s) a verdict read, as the headline shows them."""
-    if _undefined(verdict["value"]):
+    if undefined(verdict["value"]):
         return "undefined"
     if verdict["reads"] == "interval":
         lo, hi = verdict["lo"], verdict["hi"]
-        ends = "no interval" if _undefined(lo) or _undefined(hi) else f"[{lo:.4g}, {hi:.4g}]"
+        ends = "no interval" if undefined(lo) or undefined(hi) else f"[{lo:.4g}, {hi:.4g}]"
         return f"{verdict['value']:.4g} {ends}"
     read = verdict[verdict["reads"]]
-    return "undefined" if _undefined(read) else f"{read:.4g}"
+    return "undefined" if undefined(read) else f"{read:.4g}"
 
 
-def _rule(requirement: str, rule: Any) -> tuple[str, float]:
+def parse_rule(requirement: str, rule: Any) -> tuple[str, float]:
     """The operator and threshold of a requirement's rule, checked."""
     if not (isinstance(rule, tuple | list) and len(rule) == 2):
         msg = f"requirement {requirement!r}: expected a rule (op, threshold), got {rule!r}"
@@ -439,7 +465,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """A value json.dumps cannot write (a numpy scalar, a date, a Decimal), as JSON."""
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return _plain(value.item())
@@ -494,7 +520,8 @@ def _decode(name: str, values: list[Any], dtype: Any) -> pl.Series:
     return pl.Series(name, values, dtype=dtype)
 
 
-def _table(frame: pl.DataFrame) -> dict[str, Any]:
+def encode_table(frame: pl.DataFrame) -> dict[str, Any]:
+    """A table as plain JSON values: its columns, their dtypes and its rows."""
     columns = [_encode(frame[c]) for c in frame.columns]
     return {
         "columns": frame.columns,
@@ -503,7 +530,8 @@ def _table(frame: pl.DataFrame) -> dict[str, Any]:
     }
 
 
-def _frame(table: Mapping[str, Any]) -> pl.DataFrame:
+def decode_table(table: Mapping[str, Any]) -> pl.DataFrame:
+    """The table :func:`encode_table` wrote, with its dtypes."""
     names, rows = table["columns"], table["rows"]
     return pl.DataFrame(
         [

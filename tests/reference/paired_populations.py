@@ -195,6 +195,119 @@ def _ranking(metrics: list[str], **options: Any) -> Callable[..., fa.compare.Com
     return compare
 
 
+def pipelines(runs: int) -> Generator:
+    """Two training pipelines, each run ``runs`` times on the same samples (run ids alike).
+
+    A fifth of the samples are hard (the same in both pipelines: the pairing): a run errs on a
+    hard sample with probability 0.6, on an easy one with 0.1, independently. Pipeline B errs
+    on hard samples with probability 0.45 when ``changed``.
+    """
+
+    def generate(rng: np.random.Generator, audits: int, units: int, changed: bool) -> pl.DataFrame:
+        n = audits * units
+        hard = rng.random(n) < 0.2
+        target = rng.integers(0, 2, n)
+        frames = []
+        for system, on_hard in (("A", 0.6), ("B", 0.45 if changed else 0.6)):
+            wrong = rng.random((runs, n)) < np.where(hard, on_hard, 0.1)
+            frames.append(
+                pl.DataFrame(
+                    {
+                        "audit": np.tile(np.repeat(np.arange(audits), units), runs),
+                        "system": system,
+                        "run": np.repeat(np.arange(runs), n),
+                        "sample": np.tile(np.arange(n), runs),
+                        "target": np.tile(target, runs),
+                        "prediction": np.where(wrong, 1 - target, target).ravel(),
+                    }
+                )
+            )
+        return pl.concat(frames)
+
+    return generate
+
+
+def explainers(k: int) -> Generator:
+    """Two models' predictions of the same queries, each with ``k`` neighbours.
+
+    A query is hard with probability 0.3 (in both models: the pairing); a neighbour agrees with
+    the prediction with probability 0.4 on a hard query, 0.9 on an easy one, independently per
+    model. Model B's neighbours agree on hard queries with probability 0.55 when ``changed``.
+    """
+
+    def generate(rng: np.random.Generator, audits: int, units: int, changed: bool) -> pl.DataFrame:
+        n = audits * units
+        hard = rng.random(n) < 0.3
+        frames = []
+        for system, on_hard in (("A", 0.4), ("B", 0.55 if changed else 0.4)):
+            agree = rng.random((n, k)) < np.where(hard, on_hard, 0.9)[:, None]
+            frames.append(
+                pl.DataFrame(
+                    {
+                        "audit": np.repeat(np.arange(audits), units * k),
+                        "system": system,
+                        "query": np.repeat(np.arange(n), k),
+                        "distance": rng.exponential(1.0, n * k),
+                        "label": agree.ravel().astype(np.int64),
+                        "predicted": np.ones(n * k, dtype=np.int64),
+                    }
+                )
+            )
+        return pl.concat(frames)
+
+    return generate
+
+
+def clusterers(clusters: int = 4) -> Generator:
+    """Two clusterings of the same points, each naming its clusters in an order of its own.
+
+    A point of group a (30%) lies in cluster c with probability 0.4, 0.3, 0.2, 0.1; one of b
+    uniformly (the shared geometry: the pairing). A clustering keeps a point in its cluster
+    with probability 0.8, else puts it in a cluster drawn uniformly, independently per
+    clustering; clustering B keeps group a's points with probability 0.5 when ``changed``
+    (spreading a more evenly: fairer). Each audit's B names its clusters by a permutation.
+    """
+    shares = np.array([0.4, 0.3, 0.2, 0.1])
+
+    def generate(rng: np.random.Generator, audits: int, units: int, changed: bool) -> pl.DataFrame:
+        n = audits * units
+        is_a = rng.random(n) < 0.3
+        u = rng.random(n)
+        home = np.where(
+            is_a,
+            np.minimum(np.searchsorted(np.cumsum(shares), u), clusters - 1),
+            (u * clusters).astype(int),
+        )
+        frames = []
+        for system, keep_a in (("A", 0.8), ("B", 0.5 if changed else 0.8)):
+            kept = rng.random(n) < np.where(is_a, keep_a, 0.8)
+            cluster = np.where(kept, home, rng.integers(0, clusters, n))
+            if system == "B":
+                names = np.argsort(rng.random((audits, clusters)), axis=1)
+                cluster = names[np.repeat(np.arange(audits), units), cluster]
+            frames.append(
+                pl.DataFrame(
+                    {
+                        "audit": np.repeat(np.arange(audits), units),
+                        "system": system,
+                        "point": np.arange(n),
+                        "cluster": cluster,
+                        "group": np.where(is_a, "a", "b"),
+                    }
+                )
+            )
+        return pl.concat(frames)
+
+    return generate
+
+
+def _family(family: str, **options: Any) -> Callable[..., fa.compare.Comparison]:
+    def compare(frame: pl.DataFrame, **arguments: Any) -> fa.compare.Comparison:
+        return getattr(fa.compare, family)(frame, **options, **arguments)
+
+    return compare
+
+
 _EXP_RATIO = (pl.col("metric") == "exp") & (pl.col("combo") == "MinMaxRatio")
 
 PAIRED: dict[str, PairedKind] = {
@@ -224,6 +337,30 @@ PAIRED: dict[str, PairedKind] = {
             rankers(10, push=0.6, change=0.6),
             _ranking(["ndkl"]),
             pl.col("metric") == "ndkl",
+        ),
+        PairedKind(
+            "cluster distribution TV",
+            "point",
+            500,
+            clusterers(),
+            _family("clustering", a="a", b="b", point="point", metrics=["cluster_distribution_tv"]),
+            pl.col("metric") == "cluster_distribution_tv",
+        ),
+        PairedKind(
+            "EC_l, mean over 6 pairs of runs",
+            "sample",
+            200,
+            pipelines(4),
+            _family("repro", metrics=["ec_local"]),
+            pl.col("metric") == "ec_local",
+        ),
+        PairedKind(
+            "mean correspondence",
+            "query",
+            100,
+            explainers(7),
+            _family("explain"),
+            pl.col("metric") == "correspondence",
         ),
         PairedKind(
             "EXP and ERBE, 3 groups: every combo and group (20 rows)",
