@@ -19,9 +19,10 @@ from typing import Any
 
 import polars as pl
 
-from frameaudit import datasets, explain, report
+from frameaudit import compare, datasets, explain, report
+from frameaudit.compare import Comparison
 from frameaudit.exceptions import ColumnNotFoundError, FrameAuditError, InvalidParameterError
-from frameaudit.report import Report, write_atomically
+from frameaudit.report import Report, _tables, write_atomically
 from frameaudit.report._report import read_by
 
 __all__ = ["DESCRIPTION", "EXIT_STATUS", "main"]
@@ -34,14 +35,18 @@ Responsible-AI metrics on a data file or a built-in example.
   frameaudit report FAMILY FILE     the report of a Parquet, CSV, Arrow IPC or NDJSON
                                     file, its column names given as options
                                     (frameaudit report FAMILY --help lists them)
+  frameaudit compare FAMILY FILE    systems compared on the same units of a file (its
+    --system COLUMN                 column naming the system): paired differences,
+                                    intervals and p-values (frameaudit compare FAMILY
+                                    --help lists the options)
 """
 EXIT_STATUS = """\
-exit status:
-  0  the report was made and every --require rule passes
+exit status (report and compare):
+  0  the report or comparison was made and every --require rule passes
   1  a --require rule failed (each verdict is printed on standard error)
   2  a usage or data error (a bad option, an unreadable file, an unwritable --output)
-  3  no --require rule failed but one is inconclusive: with --ci its interval straddles
-     the threshold, or its value is undefined
+  3  no --require rule failed but one is inconclusive: its interval (a report's with
+     --ci, a comparison's difference) straddles the threshold, or its value is undefined
 """
 
 _READERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
@@ -178,6 +183,53 @@ def _report(args: argparse.Namespace) -> Report:
     """Read the file(s) the arguments name and build the family's report."""
     family = args.family
     boot = {"ci": args.ci, "n_boot": args.n_boot, "seed": args.seed}
+    if family == "explain":
+        return _explain_report(args, boot)
+    if args.ci is not None and family == "ranking" and args.ranking is None:
+        msg = f"--ci={args.ci}: intervals resample the rankings; give --ranking"
+        raise InvalidParameterError(msg)
+    if args.ci is not None and family == "clustering" and args.point is None:
+        msg = f"--ci={args.ci}: intervals resample the points; give --point"
+        raise InvalidParameterError(msg)
+    frame, arguments = _inputs(args, {})
+    return getattr(report, family)(frame, **arguments, **boot)  # type: ignore[no-any-return]
+
+
+def _compare(args: argparse.Namespace) -> Comparison:
+    """Read the file the arguments name and compare its systems."""
+    family = args.family
+    unit = {"ranking": ("--ranking", "rankings"), "clustering": ("--point", "points")}
+    if family in unit and getattr(args, unit[family][0][2:]) is None:
+        option, units = unit[family]
+        msg = f"{option}: a comparison pairs the systems' {units}; give the column naming them"
+        raise InvalidParameterError(msg)
+    frame, arguments = _inputs(args, {"--system": [args.system]})
+    baseline = args.baseline
+    if baseline is not None:
+        baseline = _typed(frame, args.system, "--baseline", baseline)
+    options = {
+        "system": args.system,
+        "baseline": baseline,
+        "ci": args.ci,
+        "n_boot": args.n_boot,
+        "n_perm": args.n_perm,
+        "seed": args.seed,
+        "correction": None if args.correction == "none" else args.correction,
+        "on_missing": args.on_missing,
+    }
+    if args.metrics is not None:
+        options["metrics"] = args.metrics
+    return getattr(compare, family)(frame, **arguments, **options)  # type: ignore[no-any-return]
+
+
+def _inputs(
+    args: argparse.Namespace, extra: dict[str, list[str | None]]
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The family's file (its role columns and ``extra``'s) and the builder's roles and options.
+
+    The explanation family's here is the cases file (a comparison's).
+    """
+    family = args.family
     if family == "ranking":
         named = {
             "--rank": [args.rank],
@@ -187,12 +239,10 @@ def _report(args: argparse.Namespace) -> Report:
             "--relevance": [args.relevance],
             "--ctr": [args.ctr],
             "--relevant": [args.relevant],
+            "--by": args.by,
+            "--weight": [args.weight],
         }
-        if args.ci is not None and args.ranking is None:
-            msg = f"--ci={args.ci}: intervals resample the rankings; give --ranking"
-            raise InvalidParameterError(msg)
-        named |= {"--by": args.by, "--weight": [args.weight]}
-        log = _read(args.file, _columns(named))
+        log = _read(args.file, _columns(named | extra))
         roles = {"rank": args.rank, "group": args.group, "ranking": args.ranking, "item": args.item}
         columns = {"relevance": args.relevance, "ctr": args.ctr, "relevant": args.relevant}
         options = {
@@ -201,30 +251,26 @@ def _report(args: argparse.Namespace) -> Report:
             "target": _target(log, args.group, args.target),
             "by": args.by,
             "weight": args.weight,
+            "p": args.p,
+            "decay": args.decay,
         }
-        return report.ranking(
-            log, **roles, **columns, **options, p=args.p, decay=args.decay, **boot
-        )
+        return log, {**roles, **columns, **options}
     if family == "clustering":
-        if args.ci is not None and args.point is None:
-            msg = f"--ci={args.ci}: intervals resample the points; give --point"
-            raise InvalidParameterError(msg)
         named = {
             "--cluster": [args.cluster],
             "--group": [args.group],
             "--features": args.features,
             "--point": [args.point],
         }
-        points = _read(args.file, _columns(named))
+        points = _read(args.file, _columns(named | extra))
         a = _typed(points, args.group, "--a", args.a)
         b = _typed(points, args.group, "--b", args.b)
         roles = {"cluster": args.cluster, "group": args.group, "point": args.point}
-        return report.clustering(points, **roles, a=a, b=b, features=args.features, **boot)
-    if family == "repro":
-        roles = {r: getattr(args, r) for r in ("run", "sample", "target", "prediction")}
-        runs = _read(args.file, _columns({f"--{r}": [c] for r, c in roles.items()}))
-        return report.repro(runs, **roles, **boot)
-    return _explain_report(args, boot)
+        return points, {**roles, "a": a, "b": b, "features": args.features}
+    plain = _PLAIN_ROLES["repro" if family == "repro" else "correspondence"]
+    roles = {r: getattr(args, r) for r in plain}
+    named = {f"--{r}": [c] for r, c in roles.items()}
+    return _read(args.file, _columns(named | extra)), roles
 
 
 def _group_value(log: pl.DataFrame, groups: list[str], text: str, option: str) -> Any:
@@ -309,7 +355,7 @@ def _requirement(text: str) -> tuple[str, tuple[str, float]]:
     return match["name"], (match["op"], value)
 
 
-def _formatted(result: Report, form: str) -> str:
+def _formatted(result: Report | Comparison, form: str) -> str:
     """The report as text, JSON, HTML or Markdown, ending with a newline."""
     text = {
         "json": result.to_json,
@@ -349,14 +395,20 @@ _STATUS = {"pass": 0, "fail": 1, "inconclusive": 3}
 _SAID = {"pass": "passed", "fail": "FAILED", "inconclusive": "INCONCLUSIVE"}
 
 
-def _gate(result: Report, requirements: list[tuple[str, tuple[str, float]]]) -> tuple[Report, int]:
-    """The report with its gate and the exit status of its outcome (verdicts on stderr)."""
+def _gate(
+    result: Report | Comparison, requirements: list[tuple[str, tuple[str, float]]]
+) -> tuple[Report | Comparison, int]:
+    """The report (or comparison) with its gate and its outcome's exit status.
+
+    Each verdict is printed on standard error, with its partition and, for a comparison, its
+    system.
+    """
     if not requirements:
         return result, 0
-    gated = result.gate(dict(requirements))
+    gated: Report | Comparison = result.gate(dict(requirements))
     assert gated.verdicts is not None
     assert gated.outcome is not None
-    by = list(gated.by)
+    by = [*gated.by, *(["system"] if "system" in gated.verdicts.columns else [])]
     for row in gated.verdicts.iter_rows(named=True):
         where = "".join(f" [{c}={row[c]!r}]" for c in by)
         note = f" ({row['note']})" if row["note"] else ""
@@ -409,37 +461,71 @@ def _gate_options(parser: argparse.ArgumentParser, unit: str, needs: str) -> Non
         "--n-boot", type=int, default=1000, help="bootstrap replicates with --ci (default 1000)"
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument(
-        "--require",
-        type=_requirement,
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="an audit gate such as exp:MinMaxRatio>=0.8 or ndkl<=0.2 (repeatable); with "
+    _require_option(
+        parser,
+        "an audit gate such as exp:MinMaxRatio>=0.8 or ndkl<=0.2 (repeatable); with "
         "--ci a rule reads the interval (name .value, .lo or .hi after the metric to read one "
         "number): exit 1 when any fails, 3 when none fails but one is inconclusive, 2 for an "
         "unknown metric or combo (default: no gate)",
     )
 
 
-def _report_parser(commands: Any) -> None:
-    report_ = commands.add_parser(
-        "report",
-        help="run a metric family on a data file and print a report",
-        description="Run a metric family on a Parquet, CSV, Arrow IPC or NDJSON file. The "
-        "options name the file's columns; their defaults are frameaudit's role names. Exit "
-        "status: 0 when the report ran and every --require passes, 1 when one fails, 3 when "
-        "none fails but one is inconclusive, 2 for a usage or data error.",
+def _require_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--require RULE``, repeatable: the audit gate."""
+    parser.add_argument(
+        "--require",
+        type=_requirement,
+        action="append",
+        default=[],
+        metavar="RULE",
+        help=help_text,
     )
-    families = report_.add_subparsers(dest="family", required=True, metavar="FAMILY")
 
-    def family(name: str, rows: str, units: str, needs: str = "") -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = families.add_parser(name, help=rows)
-        if name != "explain":
+
+_EXITS = (
+    "0 when it ran and every --require passes, 1 when one fails, 3 when none fails but one is "
+    "inconclusive, 2 for a usage or data error."
+)
+_COMMANDS = {
+    "report": (
+        "run a metric family on a data file and print a report",
+        "Run a metric family on a Parquet, CSV, Arrow IPC or NDJSON file. The options name the "
+        "file's columns; their defaults are frameaudit's role names.",
+    ),
+    "compare": (
+        "compare systems evaluated on the same units of a data file",
+        "Compare the systems of a Parquet, CSV, Arrow IPC or NDJSON file that holds every "
+        "system's rows, --system naming the column that tells them apart: for each metric, "
+        "each system's value, its difference from the baseline system with a paired bootstrap "
+        "interval, and a paired randomisation test's p-value, adjusted for the number of "
+        "differences.",
+    ),
+}
+
+
+def _file_parsers(commands: Any) -> None:
+    """``report`` and ``compare``: a file's family, its roles and options."""
+    for name, (summary, description) in _COMMANDS.items():
+        command = commands.add_parser(
+            name, help=summary, description=f"{description} Exit status: {_EXITS}"
+        )
+        _family_parsers(command, name)
+
+
+def _family_parsers(command: argparse.ArgumentParser, name: str) -> None:
+    """The families of ``report`` or ``compare``: their files, roles and options."""
+    families = command.add_subparsers(dest="family", required=True, metavar="FAMILY")
+
+    def family(family: str, rows: str, units: str, needs: str = "") -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = families.add_parser(family, help=rows)
+        if family != "explain" or name == "compare":
             layout = rows.partition(": ")[2]  # "one row per ..."
             parser.add_argument("file", metavar="FILE", help=f"the data file, {layout}")
         _output_options(parser)
-        _gate_options(parser, units, needs)
+        if name == "compare":
+            _compare_options(parser, units)
+        else:
+            _gate_options(parser, units, needs)
         return parser
 
     ranking = family(
@@ -451,9 +537,15 @@ def _report_parser(commands: Any) -> None:
     )
     _clustering_options(clustering)
     repro_ = family("repro", "reproducibility: one row per (run, sample)", "samples")
-    for role in ("run", "sample", "target", "prediction"):
+    for role in _PLAIN_ROLES["repro"]:
         repro_.add_argument(f"--{role}", default=role, help=f"{role} column (default: {role})")
-
+    if name == "compare":
+        cases = family(
+            "explain", "case-based correspondence: one row per (query, neighbour)", "queries"
+        )
+        for role in _PLAIN_ROLES["correspondence"]:
+            cases.add_argument(f"--{role}", default=role, help=f"{role} column (default: {role})")
+        return
     explain_ = family(
         "explain",
         "case-based correspondence (one row per query and neighbour) and explanation cohesion "
@@ -461,6 +553,61 @@ def _report_parser(commands: Any) -> None:
         "queries",
     )
     _explain_options(explain_)
+
+
+def _compare_options(parser: argparse.ArgumentParser, units: str) -> None:
+    """The options of a comparison: the systems, the intervals, the test and the gates."""
+    parser.add_argument("--system", required=True, help="the column naming each row's system")
+    parser.add_argument(
+        "--baseline",
+        help="the system the others are compared with (default: the first in sort order)",
+    )
+    parser.add_argument(
+        "--metrics",
+        type=_names,
+        help="the metrics to compare, separated by commas (default: every metric of the "
+        "family the columns allow)",
+    )
+    parser.add_argument(
+        "--ci",
+        type=float,
+        default=0.95,
+        metavar="LEVEL",
+        help=f"the level of the paired bootstrap intervals over the {units} (default 0.95)",
+    )
+    parser.add_argument(
+        "--n-boot", type=int, default=1000, help="bootstrap replicates (default 1000)"
+    )
+    parser.add_argument(
+        "--n-perm",
+        type=int,
+        default=1000,
+        help="permutations of the randomisation test (default 1000)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    parser.add_argument(
+        "--correction",
+        choices=["holm", "bh", "none"],
+        default="holm",
+        help="the p-values' adjustment for the number of differences: Holm (the chance of any "
+        "false finding), Benjamini-Hochberg (the share of false findings) or none "
+        "(default: holm)",
+    )
+    parser.add_argument(
+        "--on-missing",
+        choices=["error", "drop"],
+        default="error",
+        help=f"{units} some system lacks: an error naming a few, or left out (default: error)",
+    )
+    _require_option(
+        parser,
+        "an audit gate on each system's row (repeatable): exp:MinMaxRatio>=0 reads the "
+        "difference's interval (pass when all of it holds, fail when none does, inconclusive "
+        "when it straddles the bound); name one number after the row to read it, e.g. "
+        "exp:MinMaxRatio.p_adjusted<0.05 or ndkl.value<=0.2 (.difference, .lo, .hi, .value, "
+        ".baseline_value, .p_value, .p_adjusted); a per-group row is exp:GROUP. Exit 1 when "
+        "any fails, 3 when none fails but one is inconclusive (default: no gate)",
+    )
 
 
 def _ranking_options(ranking: argparse.ArgumentParser) -> None:
@@ -595,10 +742,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     demo.add_argument("--seed", type=int, default=0, help="seed of the example data (default 0)")
     _output_options(demo)
-    _report_parser(commands)
+    _file_parsers(commands)
     args = parser.parse_args(argv)
-    if args.command == "report":
-        return _report_command(args)
+    if args.command in ("report", "compare"):
+        return _file_command(args)
     families = list(_DEMOS) if args.family == "all" else [args.family]
     if args.format == "text":
         demos = (_DEMOS[family](args.seed) for family in families)
@@ -614,18 +761,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _written("demo", lambda: _emit(_formatted(made, args.format), args.output))
 
 
-def _report_command(args: argparse.Namespace) -> int:
-    """``frameaudit report``: the report, its gate, written; the exit status."""
+def _file_command(args: argparse.Namespace) -> int:
+    """``frameaudit report`` or ``compare``: the result, its gate, written; the exit status."""
+    command = args.command
+    shown = _tables.SHOW_PROGRESS.set(sys.stderr.isatty())  # a log or a pipe gets no bar
     try:
         _writable(args.output)
-        result = _report(args)
+        result: Report | Comparison = _report(args) if command == "report" else _compare(args)
         result = dataclasses.replace(result, record=_with_file(result.record, args))
         gated, status = _gate(result, args.require)
         text = _formatted(gated, args.format)
     except FrameAuditError as error:
-        print(f"frameaudit report: error: {_hinted(error, args)}", file=sys.stderr)
+        print(f"frameaudit {command}: error: {_hinted(error, args)}", file=sys.stderr)
         return 2
-    written = _written("report", lambda: _emit(text, args.output))
+    finally:
+        _tables.SHOW_PROGRESS.reset(shown)
+    written = _written(command, lambda: _emit(text, args.output))
     return written or status
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "clustering_example",
     "group_sizes",
     "importance_example",
+    "rankers_example",
     "ranking_example",
     "runs_example",
 ]
@@ -207,6 +208,41 @@ def ranking_example(seed: int = 0) -> pl.DataFrame:
         pl.Series("relevant", (relevance >= 0.5).astype(np.int64)),
         pl.Series("ctr", ctr.round(3)),
     )
+
+
+def rankers_example(seed: int = 0) -> pl.DataFrame:
+    """Two rankers of the same search log: the current one and a fairness re-ranker.
+
+    The rows of :func:`ranking_example` (``ranker`` "current"), and the same 20 queries' items
+    re-ranked (``ranker`` "reranked"): each query's items ordered by their current position
+    plus 3 for the over-exposed young women, plus a normal noise of standard deviation 2. An
+    item keeps its ``relevance`` and ``relevant``; its ``ctr`` is recomputed for its new
+    position, as in :func:`ranking_example`. For :func:`frameaudit.compare.ranking`: is the
+    re-ranker fairer, or is the difference noise?
+
+    Examples
+    --------
+    >>> both = rankers_example()
+    >>> both.group_by("ranker").len().sort("ranker").rows()
+    [('current', 600), ('reranked', 600)]
+    """
+    current = ranking_example(seed)
+    rng = np.random.default_rng(seed + 2)
+    young_women = ((current["gender"] == "f") & (current["age"] == "young")).to_numpy()
+    score = current["rank"].to_numpy() + 3.0 * young_women + rng.normal(0.0, 2.0, current.height)
+    position = pl.col("__fa_score").rank("ordinal").over("query").cast(pl.Int64)
+    reranked = current.with_columns(pl.Series("__fa_score", score)).with_columns(
+        position.alias("rank")
+    )
+    clicks = reranked["relevance"].to_numpy() / np.log2(reranked["rank"].to_numpy() + 1.0)
+    ctr = np.clip(clicks * rng.uniform(0.5, 1.0, current.height), 0.0, 1.0).round(3)
+    reranked = reranked.drop("__fa_score").with_columns(pl.Series("ctr", ctr))
+    return pl.concat(
+        [
+            current.with_columns(pl.lit("current").alias("ranker")),
+            reranked.with_columns(pl.lit("reranked").alias("ranker")),
+        ]
+    ).select("ranker", *current.columns)
 
 
 def clustering_example(seed: int = 0) -> pl.DataFrame:

@@ -376,3 +376,36 @@ def test_every_familys_bad_input_is_refused(
     compare = getattr(fa.compare, family)
     with pytest.raises(error, match=re.escape(message)):
         compare(frame(), system="system", n_boot=5, n_perm=5, **change)
+
+
+def test_clusters_are_matched_within_each_partition() -> None:
+    """B names its clusters by another permutation in each half: the matching undoes each.
+
+    B moves a few of group a's points from cluster 0 to 3. Renamed or not, B compares alike;
+    matched once over both halves, one half's exchanges would mix unmatched clusters.
+    """
+    points = fa.datasets.clustering_example().with_row_index("point")
+    points = points.with_columns(pl.col("point").cast(pl.Int64)).with_columns(
+        (pl.col("point") % 2).alias("half")
+    )
+    moved = (pl.col("group") == "a") & (pl.col("cluster") == 0) & (pl.col("point") % 41 == 0)
+    other = points.with_columns(
+        pl.when(moved).then(3).otherwise(pl.col("cluster")).alias("cluster")
+    )
+    renamed = other.with_columns(
+        pl.when(pl.col("half") == 0)
+        .then(pl.col("cluster").replace({0: 3, 1: 2, 2: 1, 3: 0}))
+        .otherwise(pl.col("cluster").replace({0: 1, 1: 2, 2: 3, 3: 0}))
+        .alias("cluster")
+    )
+    options = {"system": "system", "a": "a", "b": "b", "point": "point", "by": "half"}
+    options |= {"n_boot": 50, "n_perm": 100, "metrics": ["cluster_distribution_tv"]}
+    a = points.with_columns(pl.lit("A").alias("system"))
+    expected = fa.compare.clustering(
+        pl.concat([a, other.with_columns(pl.lit("B").alias("system"))]), **options
+    ).table
+    got = fa.compare.clustering(
+        pl.concat([a, renamed.with_columns(pl.lit("B").alias("system"))]), **options
+    ).table
+    assert got.equals(expected)
+    assert 0.1 < expected["p_value"].min() < 0.5  # not at the permutations' floor

@@ -178,3 +178,16 @@ def test_a_family_without_combos_or_groups_shows_no_such_column() -> None:
     head = "| metric | system | value | baseline_value | difference | difference_lo |"
     assert any(line.startswith(head) for line in markdown.splitlines())
     assert "combo" not in str(_comparison(table=single))
+
+
+def test_the_headline_says_when_the_permutations_cannot_reach_five_percent() -> None:
+    # by hand: Holm multiplies the smallest p-value, 1 / (1 + 40), by the 4 tested rows
+    nothing = _comparison().table.with_columns(pl.lit(0.3).alias("p_adjusted"))
+    coarse = _comparison(table=nothing, parameters={"ci": 0.9, "correction": "holm", "n_perm": 40})
+    assert coarse.headline == (
+        "0 of 4 differences from A are significant at 5% after Holm's correction. With "
+        "n_perm=40, the smallest Holm's p_adjusted over 4 rows is 0.0976: no row can reach 5%; "
+        "ask for n_perm=80 or more (or fewer metrics)."
+    )
+    fine = _comparison(table=nothing, parameters={"ci": 0.9, "correction": "holm", "n_perm": 80})
+    assert fine.headline.endswith("after Holm's correction.")

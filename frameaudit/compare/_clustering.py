@@ -10,9 +10,9 @@ import numpy as np
 import polars as pl
 from scipy.optimize import linear_sum_assignment
 
+from frameaudit._engine import Source, frame_from_columns, to_engine
 from frameaudit.compare._comparison import Correction, Options, compared, single_calls
 from frameaudit.compare._result import Comparison
-from frameaudit.exceptions import ColumnNotFoundError
 from frameaudit.report import _tables
 
 __all__ = ["clustering"]
@@ -73,19 +73,20 @@ def clustering(
     other than the baseline), ``combo`` and ``group`` null, and ``points``.
     """
     options = Options(by, ci, n_boot, n_perm, seed, correction, on_missing)
-    native = nw.from_native(frame)
-    lazy = native.lazy() if isinstance(native, nw.DataFrame) else native
-    names = lazy.collect_schema().names()
-    for parameter, column in (("system", system), ("cluster", cluster), ("point", point)):
-        if column not in names:
-            raise ColumnNotFoundError.build(column, parameter=parameter, available=names)
-    aligned = _aligned(lazy, system, baseline, [*options.partitions, point], cluster)
+    partitions = options.partitions
+    named = {system: "system", cluster: "cluster", point: "point", group: "group"}
+    named |= dict.fromkeys(partitions, "by")
+    named |= dict.fromkeys(_names(features), "features")
+    named |= {weight: "weight"} if weight is not None else {}
+    source = to_engine(frame, named)
+    aligned = _aligned(source, system, baseline, partitions, point=point, cluster=cluster)
     roles = {"cluster": cluster, "group": group, "a": a, "b": b, "point": point, "weight": weight}
     chosen, calls = single_calls("clustering", metrics, roles, {"features": features})
     parameters = {"metrics": chosen, **roles, "features": features}
     return compared(
         aligned.to_native(),
         calls,
+        record_of=frame,
         family="clustering",
         system=system,
         baseline=baseline,
@@ -96,48 +97,74 @@ def clustering(
     )
 
 
-def _aligned(
-    lazy: nw.LazyFrame[Any], system: str, baseline: Any, keys: Sequence[str], cluster: str
-) -> nw.LazyFrame[Any]:
-    """``lazy`` with each system's clusters coded as the baseline's they share most points with.
+def _names(features: str | Sequence[str] | None) -> list[str]:
+    return [] if features is None else [features] if isinstance(features, str) else list(features)
 
-    The baseline's clusters are coded 0, 1, ... in sort order; another system's cluster takes
-    the code of the baseline's it is matched to (a maximum matching on shared points), or a
-    code past the baseline's when it is left unmatched. The codes replace the labels. An unknown
-    ``baseline`` or a single system is left for the comparison to refuse.
+
+_CODE = "__fa_code"
+_BASE = "__fa_base_cluster"
+
+
+def _aligned(
+    source: Source,
+    system: str,
+    baseline: Any,
+    partitions: Sequence[str],
+    *,
+    point: str,
+    cluster: str,
+) -> nw.LazyFrame[Any]:
+    """The frame with each system's clusters coded as the baseline's they share most points with.
+
+    Per partition, the baseline's clusters are coded 0, 1, ... in sort order; another
+    system's cluster takes the code of the baseline's it is matched to (a maximum matching on
+    shared points), or a code past the baseline's when it is left unmatched. The codes
+    replace the labels. An unknown ``baseline``, a single system or missing labels are left
+    for the comparison and the metrics to refuse.
     """
-    keys = list(keys)
+    lazy, partitions = source.frame, list(partitions)
     systems = _tables.eager(lazy.select(system).unique().to_native())[system].to_list()
     present = sorted(s for s in systems if s is not None)
     base = present[0] if baseline is None and present else baseline
     if base not in present or len(present) < 2:
         return lazy
-    base_rows = lazy.filter(nw.col(system) == base).select(*keys, nw.col(cluster).alias("__fa_b0"))
+    keys = [*partitions, point]
+    base_rows = lazy.filter(nw.col(system) == base).select(*keys, nw.col(cluster).alias(_BASE))
     shared = lazy.join(base_rows, on=keys, how="inner")
-    table = _tables.eager(
-        shared.group_by(system, cluster, "__fa_b0").agg(nw.len().alias("__fa_n")).to_native()
-    )
-    if table[cluster].null_count() or table["__fa_b0"].null_count():
+    counted = shared.group_by(*partitions, system, cluster, _BASE).agg(nw.len().alias("__fa_n"))
+    table = _tables.eager(counted.to_native())
+    if table[cluster].null_count() or table[_BASE].null_count():
         return lazy  # missing labels: the metrics refuse them, naming the column
-    base_clusters = sorted(table.filter(pl.col(system) == base)["__fa_b0"].unique().to_list())
-    codes = {(base, c): i for i, c in enumerate(base_clusters)}
-    for other in present:
-        if other == base:
-            continue
+    rows: list[dict[str, Any]] = []
+    parts = table.group_by(partitions, maintain_order=True) if partitions else [((), table)]
+    for values, part in parts:
+        where = dict(zip(partitions, values, strict=True))
+        codes = _matched(part, system, base, cluster)
+        rows += [{**where, system: s, cluster: c, _CODE: code} for (s, c), code in codes.items()]
+    columns = [*partitions, system, cluster, _CODE]
+    mapping = frame_from_columns(
+        {c: [row[c] for row in rows] for c in columns}, source, parameter="cluster"
+    )
+    schema = lazy.collect_schema()
+    mapping = mapping.with_columns(nw.col(c).cast(schema[c]) for c in columns[:-1])
+    joined = lazy.join(mapping, on=columns[:-1], how="left")
+    return joined.with_columns(nw.col(_CODE).alias(cluster)).drop(_CODE)
+
+
+def _matched(table: pl.DataFrame, system: str, base: Any, cluster: str) -> dict[Any, int]:
+    """Each (system, cluster)'s code in one partition (see :func:`_aligned`)."""
+    base_clusters = sorted(table.filter(pl.col(system) == base)[_BASE].unique().to_list())
+    index = {c: i for i, c in enumerate(base_clusters)}
+    codes = {(base, c): i for c, i in index.items()}
+    for other in sorted(set(table[system].to_list()) - {base}):
         rows = table.filter(pl.col(system) == other)
-        mine = sorted(rows[cluster].unique().to_list())
-        shared_points = np.zeros((len(mine), len(base_clusters)))
-        index = {c: i for i, c in enumerate(base_clusters)}
-        own = {c: i for i, c in enumerate(mine)}
-        for c, c0, n in rows.select(cluster, "__fa_b0", "__fa_n").iter_rows():
+        own = {c: i for i, c in enumerate(sorted(rows[cluster].unique().to_list()))}
+        shared_points = np.zeros((len(own), len(base_clusters)))
+        for c, c0, n in rows.select(cluster, _BASE, "__fa_n").iter_rows():
             shared_points[own[c], index[c0]] = n
         matched_rows, matched_columns = linear_sum_assignment(shared_points, maximize=True)
         matched = dict(zip(matched_rows.tolist(), matched_columns.tolist(), strict=True))
-        spare = iter(range(len(base_clusters), len(base_clusters) + len(mine)))
+        spare = iter(range(len(base_clusters), len(base_clusters) + len(own)))
         for c, i in own.items():
             codes[(other, c)] = matched[i] if i in matched else next(spare)
-    code = nw.lit(-1, nw.Int64)  # every (system, cluster) has its code: never taken
-    for (s, c), value in codes.items():
-        where = (nw.col(system) == s) & (nw.col(cluster) == c)
-        code = nw.when(where).then(nw.lit(value, nw.Int64)).otherwise(code)
-    return lazy.with_columns(code.alias(cluster))
+    return codes

@@ -81,12 +81,14 @@ def compared(
     unit_name: str,
     options: Options,
     parameters: Mapping[str, Any],
+    record_of: Any = None,
 ) -> Comparison:
     """Run ``calls`` on each pair of the baseline and another system, and tabulate them.
 
     ``parameters``: the family's own roles and options, as the comparison records them (the
-    shared ones are added). The options every family's comparison shares are checked here,
-    before any data is read.
+    shared ones are added). ``record_of``: the caller's frame, where ``frame`` is derived from
+    it (the audit record describes the caller's). The options every family's comparison
+    shares are checked here, before any data is read.
     """
     by, ci, n_boot, n_perm = options.partitions, options.ci, options.n_boot, options.n_perm
     correction, on_missing = options.correction, options.on_missing
@@ -140,7 +142,8 @@ def compared(
     recorded = {"system": system, "baseline": base, **parameters, "by": options.by, "ci": ci}
     recorded |= {"n_boot": n_boot, "n_perm": n_perm, "seed": options.seed}
     recorded |= {"correction": correction, "on_missing": on_missing}
-    record = _tables.record(frame, units=[*by, *units], unit=unit_name)
+    source = frame if record_of is None else record_of
+    record = _tables.record(source, units=[*by, *units], unit=unit_name)
     return Comparison(family, table, base, systems, recorded, dropped, record)
 
 

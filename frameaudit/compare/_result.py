@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,7 +245,7 @@ class Comparison:
             f"significant at {_SIGNIFICANCE:.0%}{after}"
         )
         if significant.is_empty():
-            return text + "."
+            return text + "." + self._resolution(tested.height)
         first = significant.sort(p, pl.col("difference").abs(), descending=[False, True]).row(
             0, named=True
         )
@@ -256,6 +257,23 @@ class Comparison:
             f"{text}; the strongest: {name}{where}, {first['system']} − {self.baseline} = "
             f"{first['difference']:+.3g} ({level:.0%} interval {first['difference_lo']:.3g} to "
             f"{first['difference_hi']:.3g}, {p} {first[p]:.3g})."
+        )
+
+    def _resolution(self, tested: int) -> str:
+        """Where the permutations are too few for any adjusted p-value to reach 5%: how many."""
+        permutations = self.parameters.get("n_perm")
+        holm = self.parameters.get("correction") == "holm"
+        if not isinstance(permutations, int) or tested == 0:
+            return ""
+        smallest = (tested if holm else 1) / (1 + permutations)
+        if smallest < _SIGNIFICANCE:
+            return ""
+        needed = math.ceil((tested if holm else 1) / _SIGNIFICANCE)
+        adjusted = f"Holm's p_adjusted over {tested} rows" if holm else "p-value"
+        return (
+            f" With n_perm={permutations}, the smallest {adjusted} is {smallest:.3g}: no row "
+            f"can reach {_SIGNIFICANCE:.0%}; ask for n_perm={needed:,} or more (or fewer "
+            "metrics)."
         )
 
     # --- shown --------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import datetime as dt
 import os
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from importlib import metadata
 from typing import Any
 
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 _PROGRESS_DELAY = 2.0  # seconds before a report's progress bar shows (quick reports show none)
+SHOW_PROGRESS: ContextVar[bool] = ContextVar("SHOW_PROGRESS", default=True)
+"""Whether reports draw their progress bar: the command line sets it to whether standard error
+is a terminal (a log or a pipe gets no bar)."""
 
 
 def eager(result: Any) -> pl.DataFrame:
@@ -208,7 +212,10 @@ def progress(steps: int, description: str) -> Iterator[Callable[..., None]]:
 
     Yields ``step(n=1)``, which advances the bar by n steps.
     """
-    with tqdm(total=steps, desc=description, delay=_PROGRESS_DELAY, leave=False) as bar:
+    hidden = not SHOW_PROGRESS.get()
+    with tqdm(
+        total=steps, desc=description, delay=_PROGRESS_DELAY, leave=False, disable=hidden
+    ) as bar:
 
         def step(n: int = 1) -> None:
             bar.update(n)
