@@ -31,7 +31,8 @@ DESCRIPTION = """\
 Responsible-AI metrics on a data file or a built-in example.
 
   frameaudit demo [FAMILY]          the report of a family on a built-in example
-                                    (ranking, clustering, repro, explain, or all)
+                                    (ranking, clustering, repro, explain, or all;
+                                    compare: two rankers of it compared)
   frameaudit report FAMILY FILE     the report of a Parquet, CSV, Arrow IPC or NDJSON
                                     file, its column names given as options
                                     (frameaudit report FAMILY --help lists them)
@@ -122,11 +123,32 @@ def _explain_demo(seed: int) -> tuple[str, Report]:
     return intro, report.explain(cases, importances, overall="overall")
 
 
-_DEMOS: dict[str, Callable[[int], tuple[str, Report]]] = {
+def _compare_demo(seed: int) -> tuple[str, Comparison]:
+    intro = (
+        "Comparing systems: the same 20 queries ranked by the current ranker and by a "
+        "fairness re-ranker that moves the over-exposed young women down a little. Is the "
+        "re-ranker fairer, or is the difference noise? Paired over the queries; the gate asks "
+        "that it be no less fair on the evidence."
+    )
+    comparison = compare.ranking(
+        datasets.rankers_example(seed=seed),
+        system="ranker",
+        baseline="current",
+        ranking="query",
+        item="item",
+        group=["gender", "age"],
+        metrics=["exp", "ndkl"],
+        seed=seed,
+    )
+    return intro, comparison.gate({"exp:MinMaxRatio": (">=", 0.0), "ndkl": ("<=", 0.0)})
+
+
+_DEMOS: dict[str, Callable[[int], tuple[str, Report | Comparison]]] = {
     "ranking": _ranking_demo,
     "clustering": _clustering_demo,
     "repro": _repro_demo,
     "explain": _explain_demo,
+    "compare": _compare_demo,
 }
 
 
@@ -752,7 +774,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         shown = [f"{textwrap.fill(intro, 96)}\n\n{result}" for intro, result in demos]
         text = "\n\n\n".join(shown)
         if args.family == "ranking":
-            text += "\n\nThe other families: frameaudit demo clustering | repro | explain | all"
+            text += (
+                "\n\nThe other families: frameaudit demo clustering | repro | explain | all"
+                "\nTwo rankers compared (is the new one fairer?): frameaudit demo compare"
+            )
         return _written("demo", lambda: _emit(text + "\n", args.output))
     if len(families) > 1:
         print(f"frameaudit demo: error: --format {args.format} shows one family", file=sys.stderr)

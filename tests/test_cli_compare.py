@@ -173,3 +173,22 @@ def test_a_log_or_a_pipe_gets_no_progress_bar(
     assert line.startswith("frameaudit: passed: ndkl = ")
     fa.report.ranking(_systems("A"), **ROLES)  # the library's own bar is back
     assert "ranking report" in capsys.readouterr().err
+
+
+def test_the_demo_compares_the_two_rankers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["demo", "compare"]) == 0
+    out = capsys.readouterr().out
+    expected = fa.compare.ranking(
+        fa.datasets.rankers_example(),
+        system="ranker",
+        baseline="current",
+        ranking="query",
+        item="item",
+        group=["gender", "age"],
+        metrics=["exp", "ndkl"],
+    ).table.filter(pl.col("combo") == "MinMaxRatio")
+    row = expected.row(0, named=True)
+    cells = ["exp", "MinMaxRatio", "—", "reranked", f"{row['difference']:.4g}"]
+    assert any(line.split()[:5] == cells for line in out.splitlines())
+    assert "Audit passed: all 2 rule(s) hold." in out
+    assert max(map(len, out.splitlines())) <= 100

@@ -21,7 +21,12 @@ from reference import compare as reference
 import frameaudit as fa
 from frameaudit._engine.resample import with_coin_flips, with_poisson_counts
 from frameaudit.compare._comparison import adjusted
-from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError, InvalidValueError
+from frameaudit.exceptions import (
+    ColumnNotFoundError,
+    FrameAuditError,
+    InvalidParameterError,
+    InvalidValueError,
+)
 
 ROLES = {"ranking": "query", "group": "gender", "size": "rows"}
 
@@ -409,3 +414,23 @@ def test_clusters_are_matched_within_each_partition() -> None:
     ).table
     assert got.equals(expected)
     assert 0.1 < expected["p_value"].min() < 0.5  # not at the permutations' floor
+
+
+@pytest.mark.spark(cases=["baseline"])
+@pytest.mark.parametrize(
+    ("case", "change", "message"),
+    [
+        ("one-system", {}, "system='system': expected at least two systems to compare, found 1"),
+        ("baseline", {"baseline": "Z"}, "baseline='Z' is not allowed; expected one of: A, B"),
+        ("n_perm", {"n_perm": 0}, "n_perm=0: expected an integer in [2, 100000]"),
+        ("correction", {"correction": "bonf"}, "correction='bonf' is not allowed"),
+        ("column", {"system": "engine"}, "system='engine': column 'engine' not found"),
+    ],
+)
+def test_bad_input_reads_the_same_on_every_engine(
+    constructor: Constructor, case: str, change: dict[str, Any], message: str
+) -> None:
+    frame = _systems("A") if case == "one-system" else _systems("A", "B")
+    arguments = {"system": "system", "n_boot": 5, "n_perm": 5, "metrics": ["exp"], **ROLES}
+    with pytest.raises(FrameAuditError, match=re.escape(message)):
+        fa.compare.ranking(constructor(frame), **{**arguments, **change})
