@@ -214,6 +214,11 @@ def _report(args: argparse.Namespace) -> Report:
         msg = f"--ci={args.ci}: intervals resample the points; give --point"
         raise InvalidParameterError(msg)
     frame, arguments = _inputs(args, {})
+    if family == "ranking" and args.reference is not None:
+        reference = args.reference
+        if reference not in ("largest", "best"):
+            reference = _group_value(frame, args.group, reference, "--reference")
+        arguments["reference"] = reference
     return getattr(report, family)(frame, **arguments, **boot)  # type: ignore[no-any-return]
 
 
@@ -224,6 +229,9 @@ def _compare(args: argparse.Namespace) -> Comparison:
     if family in unit and getattr(args, unit[family][0][2:]) is None:
         option, units = unit[family]
         msg = f"{option}: a comparison pairs the systems' {units}; give the column naming them"
+        raise InvalidParameterError(msg)
+    if getattr(args, "reference", None) is not None:
+        msg = "--reference: a report's option; a comparison sets each system against the baseline"
         raise InvalidParameterError(msg)
     frame, arguments = _inputs(args, {"--system": [args.system]})
     baseline = args.baseline
@@ -357,24 +365,35 @@ def _explain_report(args: argparse.Namespace, boot: dict[str, Any]) -> Report:
 
 
 _REQUIREMENT = re.compile(r"^\s*(?P<name>[^<>=\s]+)\s*(?P<op>>=|<=|>|<)\s*(?P<value>\S+)\s*$")
+_BAND = re.compile(r"^\s*(?P<name>[^<>=\s]+)\s+within\s+(?P<low>[^,\s]+)\s*,\s*(?P<high>\S+)\s*$")
 
 
-def _requirement(text: str) -> tuple[str, tuple[str, float]]:
-    """``METRIC:COMBO>=VALUE`` (or ``METRIC<=VALUE``, ``>``, ``<``) as a requirement."""
+def _requirement(text: str) -> tuple[str, tuple[str, Any]]:
+    """``METRIC:COMBO>=VALUE`` (or ``<=``, ``>``, ``<``), or ``METRIC:ratio within LOW,HIGH``."""
+    band = _BAND.match(text)
+    if band is not None:
+        ends = [_number(band["low"]), _number(band["high"])]
+        if None not in ends:
+            return band["name"], ("within", tuple(ends))
     match = _REQUIREMENT.match(text)
-    value = None
-    if match is not None:
-        try:
-            value = float(match["value"])
-        except ValueError:
-            value = None
-    if match is None or value is None or math.isnan(value):
+    value = None if match is None else _number(match["value"])
+    if match is None or value is None:
         msg = (
             f"--require={text!r}: expected METRIC:COMBO>=VALUE or METRIC<=VALUE "
-            "(or > or <) with a number, e.g. exp:MinMaxRatio>=0.8"
+            "(or > or <) with a number, e.g. exp:MinMaxRatio>=0.8, or a band, e.g. "
+            "'exp:ratio within 0.8,1.25'"
         )
         raise argparse.ArgumentTypeError(msg)
     return match["name"], (match["op"], value)
+
+
+def _number(text: str) -> float | None:
+    """``text`` as a number; None where it is none (or NaN)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
 
 
 def _formatted(result: Report | Comparison, form: str) -> str:
@@ -418,7 +437,7 @@ _SAID = {"pass": "passed", "fail": "FAILED", "inconclusive": "INCONCLUSIVE"}
 
 
 def _gate(
-    result: Report | Comparison, requirements: list[tuple[str, tuple[str, float]]]
+    result: Report | Comparison, requirements: list[tuple[str, tuple[str, Any]]]
 ) -> tuple[Report | Comparison, int]:
     """The report (or comparison) with its gate and its outcome's exit status.
 
@@ -430,9 +449,11 @@ def _gate(
     gated: Report | Comparison = result.gate(dict(requirements))
     assert gated.verdicts is not None
     assert gated.outcome is not None
-    by = [*gated.by, *(["system"] if "system" in gated.verdicts.columns else [])]
+    # a comparison's rule names its group; a report's ratio rule reads every group's
+    columns = gated.verdicts.columns
+    by = [*gated.by, "system" if "system" in columns else "group"]
     for row in gated.verdicts.iter_rows(named=True):
-        where = "".join(f" [{c}={row[c]!r}]" for c in by)
+        where = "".join(f" [{c}={row[c]!r}]" for c in by if row[c] is not None)
         note = f" ({row['note']})" if row["note"] else ""
         print(
             f"frameaudit: {_SAID[row['outcome']]}: {row['requirement']}{where} = "
@@ -684,6 +705,13 @@ def _ranking_options(ranking: argparse.ArgumentParser) -> None:
     )
     ranking.add_argument(
         "--weight", help="the rankings' unit weights, e.g. a query's traffic (default: none)"
+    )
+    ranking.add_argument(
+        "--reference",
+        metavar="GROUP",
+        help="report only: the reference group each group is set against, largest, best or "
+        "a group (f/young for several group columns), for rules such as "
+        "'exp:ratio within 0.8,1.25' (default: none)",
     )
     ranking.add_argument("--p", type=float, default=0.5, help="AWRF's p in (0, 1] (default 0.5)")
     ranking.add_argument(

@@ -192,3 +192,36 @@ def test_the_demo_compares_the_two_rankers(capsys: pytest.CaptureFixture[str]) -
     assert any(line.split()[:5] == cells for line in out.splitlines())
     assert "Audit passed: all 2 rule(s) hold." in out
     assert max(map(len, out.splitlines())) <= 100
+
+
+def test_a_report_gates_each_group_against_the_reference_in_a_band(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The four-fifths rule from the command line: one verdict per group but the reference."""
+    path = _file(tmp_path, fa.datasets.ranking_example(), "log.parquet")
+    argv = ["report", "ranking", path, "--group", "gender", "--ranking", "query", "--size"]
+    argv += ["rows", "--reference", "largest", "--require", "exp:ratio within 0.8,1.25"]
+    status = cli.main([*argv, "--format", "json"])
+    captured = capsys.readouterr()
+    expected = fa.report.ranking(fa.datasets.ranking_example(), **ROLES, reference="largest").check(
+        {"exp:ratio": ("within", (0.8, 1.25))}
+    )
+    (row,) = expected.iter_rows(named=True)
+    assert status == {"pass": 0, "fail": 1}[row["outcome"]]
+    said = {"pass": "passed", "fail": "FAILED"}[row["outcome"]]
+    assert captured.err.startswith(f"frameaudit: {said}: exp:ratio [group='f / m'] = ")
+    assert json.loads(captured.out)["verdicts"]["rows"][0][3] == "f / m"
+
+
+def test_a_bad_band_or_reference_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _file(tmp_path, fa.datasets.ranking_example(), "log.parquet")
+    base = ["report", "ranking", path, "--group", "gender", "--ranking", "query", "--size", "rows"]
+    with pytest.raises(SystemExit) as exited:  # argparse refuses the rule before any work
+        cli.main([*base, "--require", "exp:ratio within 1.25"])
+    assert exited.value.code == 2
+    assert "or a band, e.g. 'exp:ratio within 0.8,1.25'" in capsys.readouterr().err
+    assert cli.main([*base, "--reference", "x"]) == 2
+    err = capsys.readouterr().err
+    assert "reference='x' is not allowed; expected one of: largest, best, f, m" in err

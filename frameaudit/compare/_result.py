@@ -150,7 +150,7 @@ class Comparison:
                 raise InvalidParameterError.choice(
                     f"requirement {requirement!r}: the number read", reading, READINGS
                 )
-            op, threshold = parse_rule(requirement, rule)
+            parsed = parse_rule(requirement, rule)
             for row in self._rows(named).iter_rows(named=True):
                 if reading in ("", *_DIFFERENCE):
                     numbers = {
@@ -163,7 +163,7 @@ class Comparison:
                 else:
                     numbers = {"value": row[reading], "lo": None, "hi": None}
                     reads = "value"
-                outcome, note = verdict(numbers, reads, (op, threshold), "no value")
+                outcome, note = verdict(numbers, reads, parsed, "no value")
                 verdicts.append(
                     {
                         **{c: row[c] for c in by},
@@ -175,7 +175,7 @@ class Comparison:
                         "reading": reading or "difference",
                         **numbers,
                         "reads": reads,
-                        "rule": f"{op} {threshold:g}",
+                        "rule": parsed.text,
                         "outcome": outcome,
                         "passed": outcome == "pass",
                         "note": note,

@@ -9,7 +9,9 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._engine import POINT, REPLICATE, Bootstrap, interval, paired_replicates
 from frameaudit._registry import Metric, metrics
+from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair.ranking import Size
 from frameaudit.report import _charts, _layout, _tables
 from frameaudit.report._layout import Layout
@@ -50,6 +52,7 @@ def ranking(
     decay: float = 0.5,
     by: str | Sequence[str] | None = None,
     weight: str | None = None,
+    reference: Any | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
     seed: int = 0,
@@ -87,6 +90,11 @@ def ranking(
         with these columns.
     weight
         Unit weights of the rankings (e.g. a query's traffic), as for the metrics.
+    reference
+        The reference group each group is set against (``tables["ratios"]``, and the rules
+        ``"metric:ratio"``): ``"largest"`` (the group with the most items or rows, per
+        partition), ``"best"`` (each metric's best-off group: the highest value) or a group
+        (its value, a tuple or ``"f/young"`` for several group columns). None: no ratios.
     ci
         Confidence level of percentile bootstrap intervals over the rankings (``ranking``
         required), e.g. 0.95. None: no intervals.
@@ -104,7 +112,11 @@ def ranking(
         metric the group furthest from the groups' mean (parity: every group equal; on a tie,
         the group below the mean), and the five rankings with the highest NDKL.
         ``tables``: ``ndkl_by_ranking`` (every ranking, worst first, with ``ranking``) and
-        ``positions`` (each group's share of the rows at each position bucket).
+        ``positions`` (each group's share of the rows at each position bucket); with
+        ``reference``, ``ratios``: per group metric and group, its value over the reference
+        group's (with ``ci``, an interval from the same bootstrap replicates: the two values
+        move together), for rules such as the four-fifths rule, ``{"exp:ratio": ("within",
+        (0.8, 1.25))}``.
 
     Examples
     --------
@@ -133,6 +145,7 @@ def ranking(
     per_group: pl.DataFrame | None = None
     summary: list[pl.DataFrame] = []
     worst: list[dict[str, Any]] = []
+    called: list[tuple[Metric, dict[str, Any], pl.DataFrame]] = []
     with _tables.progress(len(group_metrics) + 3, "ranking report") as step:
         for declared, arguments in computed.values():
             name = declared.name
@@ -147,6 +160,7 @@ def ranking(
                 )
             summary.append(_combos(name, combos, values, partitions=partitions, keys=keys, ci=ci))
             worst.append(_worst_group(values, [*partitions, *keys], name))
+            called.append((declared, arguments, values))
             step()
         step(len(group_metrics) - len(computed))  # those whose columns were not given
         assert per_group is not None  # EXP is always there
@@ -165,6 +179,9 @@ def ranking(
             notes += [note] if note else []
         tables["positions"] = _positions(
             frame, rank=rank, keys=keys, item=item, groups=groups, weight=weight
+        )
+        tables |= _ratio_table(
+            frame, called, boot=boot, reference=reference, partitions=partitions, keys=keys
         )
         step()
     group_names = " × ".join(keys)
@@ -196,6 +213,7 @@ def ranking(
             "decay": float(decay),
             "by": partitions or None,
             "weight": weight,
+            "reference": _tables.plain_values(reference),
             "ci": ci,
             "n_boot": n_boot,
             "seed": seed,
@@ -260,6 +278,104 @@ def _group_metric(
         by = partitions or None
         combos = fair.combine(values, metric=declared.name, by=by, combo=every)
     return values, combos
+
+
+def _ratio_table(
+    frame: Any,
+    called: list[tuple[Metric, dict[str, Any], pl.DataFrame]],
+    *,
+    boot: dict[str, Any],
+    reference: Any,
+    partitions: list[str],
+    keys: list[str],
+) -> dict[str, pl.DataFrame]:
+    """``{"ratios": ...}``: every group metric's ratios to the reference group, stacked.
+
+    Empty without a reference. Each metric's rows are :func:`_ratios`'.
+    """
+    if reference is None:
+        return {}
+    where = {"boot": boot, "reference": reference, "partitions": partitions, "keys": keys}
+    ratios = [
+        _ratios(declared, frame, arguments, values, **where)
+        for declared, arguments, values in called
+    ]
+    return {"ratios": pl.concat(ratios, how="diagonal_relaxed")}
+
+
+def _ratios(
+    declared: Metric,
+    frame: Any,
+    arguments: dict[str, Any],
+    values: pl.DataFrame,
+    *,
+    boot: dict[str, Any],
+    reference: Any,
+    partitions: list[str],
+    keys: list[str],
+) -> pl.DataFrame:
+    """Each group's value of the metric over the reference group's, per partition.
+
+    With a bootstrap, the interval of the ratio comes from the metric's replicates (each
+    replicate's groups divided by that replicate's reference), so the two values' shared
+    noise cancels as it does in the ratio.
+    """
+    name = declared.name
+    label = _tables.label(keys, values.schema).alias("group")
+    chosen = _reference(values.with_columns(label), name, reference, partitions)
+    if boot:
+        with paired_replicates():  # no paired columns: the metric's plain replicates
+            replicates = _tables.eager(declared.function(frame, **arguments, combo=None, **boot))
+    else:
+        replicates = values.with_columns(pl.lit(POINT).alias(REPLICATE))
+    replicates = replicates.with_columns(label).select(*partitions, "group", REPLICATE, name)
+    against = replicates.join(chosen, on=[*partitions, "group"], how="semi").select(
+        *partitions, REPLICATE, pl.col("group").alias("reference"), pl.col(name).alias("__fa_ref")
+    )
+    ratio = pl.when(pl.col("__fa_ref") != 0).then(pl.col(name) / pl.col("__fa_ref")).alias("ratio")
+    joined = replicates.join(against, on=[*partitions, REPLICATE], how="inner").with_columns(
+        ratio, pl.col("__fa_ref").alias("reference_value")
+    )
+    point = joined.filter(pl.col(REPLICATE) == POINT)
+    shown = [*partitions, "group", "reference", name, "reference_value", "ratio"]
+    if not boot:
+        return point.select(pl.lit(name).alias("metric"), *shown).rename({name: "value"})
+    bootstrap = Bootstrap(boot["ci"], boot["n_boot"], boot["seed"])
+    units = values.select(*partitions, label, LAYOUT.unit).unique([*partitions, "group"])
+    found = interval(
+        nw.from_native(joined.lazy()),
+        [*partitions, "group"],
+        "ratio",
+        bootstrap,
+        units=nw.from_native(units.lazy()),
+    )
+    intervals = _tables.eager(found.to_native()).drop("ratio")
+    return (
+        point.select(*shown)
+        .join(intervals, on=[*partitions, "group"], how="left", nulls_equal=True)
+        .select(pl.lit(name).alias("metric"), *shown, "ratio_lo", "ratio_hi", LAYOUT.unit)
+        .rename({name: "value"})
+        .sort([*partitions, "group"], nulls_last=True)
+    )
+
+
+def _reference(
+    values: pl.DataFrame, metric: str, reference: Any, partitions: list[str]
+) -> pl.DataFrame:
+    """The reference group of each partition: (partitions, ``group``)."""
+    by: list[Any] = partitions or [pl.lit(0).alias("__fa_all")]
+    if reference in ("largest", "best"):
+        column = "n" if reference == "largest" else metric
+        ranked = values.filter(pl.col(column).is_not_null()).sort(
+            [*partitions, column, "group"], descending=[False] * len(partitions) + [True, False]
+        )
+        return ranked.group_by(by, maintain_order=True).first().select(*partitions, "group")
+    named = "/".join(map(str, reference)) if isinstance(reference, tuple) else str(reference)
+    found = values.filter(pl.col("group") == named)
+    if found.is_empty():
+        listed = values["group"].unique(maintain_order=True).to_list()
+        raise InvalidParameterError.choice("reference", named, ["largest", "best", *listed])
+    return found.select(*partitions, "group").unique()
 
 
 def _iaa(frame: Any, roles: dict[str, Any], boot: dict[str, Any]) -> tuple[pl.DataFrame, str]:

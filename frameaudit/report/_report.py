@@ -29,6 +29,7 @@ __all__ = [
     "OPERATORS",
     "SCHEMA_VERSION",
     "Report",
+    "Rule",
     "decode_table",
     "encode_table",
     "exported",
@@ -42,7 +43,7 @@ __all__ = [
     "write_atomically",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The version of the JSON layout :meth:`Report.to_dict` writes (``report/schema.json``)."""
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -59,6 +60,7 @@ _VERDICTS = {
     "requirement": pl.String,
     "metric": pl.String,
     "combo": pl.String,
+    "group": pl.String,
     "value": pl.Float64,
     "lo": pl.Float64,
     "hi": pl.Float64,
@@ -72,6 +74,9 @@ READINGS = ("value", "lo", "hi")
 """What a requirement may name after its metric (``"exp:MinMaxRatio.lo"``): the value, or
 one end of its interval. Unnamed, a rule reads the interval where the report has one."""
 OUTCOMES = ("pass", "fail", "inconclusive")
+RATIO = "ratio"
+"""What a rule names after a group metric to read each group's ratio to the reference group
+(``"exp:ratio"``, a report built with ``reference=``)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,28 +190,33 @@ class Report:
             if metric not in combos:
                 self.layout.refuse_missing(metric)
                 raise InvalidParameterError.choice("requirement metric", metric, combos)
-            if combo not in combos[metric]:
+            if combo == RATIO:
+                rows = self._ratios(requirement, metric)
+            elif combo not in combos[metric]:
                 listed = [f"{metric}:{c}" if c else metric for c in combos[metric]]
                 raise InvalidParameterError.choice("requirement", named, listed)
-            op, threshold = parse_rule(requirement, rule)
-            for row in rows_of[(metric, combo)]:
-                lo, hi = (row["lo"], row["hi"]) if ranged else (None, None)
+            else:
+                rows = rows_of[(metric, combo)]
+            parsed = parse_rule(requirement, rule)
+            for row in rows:
+                lo, hi = (row["lo"], row["hi"]) if ranged or combo == RATIO else (None, None)
                 numbers = {"value": row["value"], "lo": lo, "hi": hi}
                 interval = not (undefined(lo) or undefined(hi))
                 reads = reading or ("interval" if interval else "value")
                 reason = (row["note"] if noted else None) or "no value"
-                outcome, note = verdict(numbers, reads, (op, threshold), reason)
+                outcome, note = verdict(numbers, reads, parsed, reason)
                 verdicts.append(
                     {
                         **{c: row[c] for c in by},
                         "requirement": requirement,
                         "metric": metric,
                         "combo": combo,
+                        "group": row.get("group"),
                         "value": row["value"],
                         "lo": lo,
                         "hi": hi,
                         "reads": reads,
-                        "rule": f"{op} {threshold:g}",
+                        "rule": parsed.text,
                         "outcome": outcome,
                         "passed": outcome == "pass",
                         "note": note,
@@ -214,6 +224,29 @@ class Report:
                 )
         schema: dict[str, Any] = {**self.summary.select(by).schema, **_VERDICTS}
         return pl.DataFrame(verdicts, schema=schema, orient="row")
+
+    def _ratios(self, requirement: str, metric: str) -> list[dict[str, Any]]:
+        """The rows a ``metric:ratio`` rule reads: each group but the reference, its ratio."""
+        ratios = self.tables.get("ratios")
+        if ratios is None:
+            msg = (
+                f"requirement {requirement!r}: the report holds no ratios to a reference group; "
+                "build it with reference= ('largest', 'best' or a group)"
+            )
+            raise InvalidParameterError(msg)
+        ends = [pl.col(f"ratio_{end}").alias(end) for end in ("lo", "hi")]
+        if "ratio_lo" not in ratios.columns:
+            ends = [pl.lit(None, pl.Float64).alias(end) for end in ("lo", "hi")]
+        rows = ratios.filter(
+            (pl.col("metric") == metric) & (pl.col("group") != pl.col("reference"))
+        )
+        return rows.select(
+            *self.by,
+            pl.format("{} / {}", "group", "reference").alias("group"),
+            pl.col("ratio").alias("value"),
+            *ends,
+            pl.lit("the reference group's value is 0").alias("note"),
+        ).to_dicts()
 
     @property
     def outcome(self) -> str | None:
@@ -248,7 +281,7 @@ class Report:
         lead = _render.lead(self)
         if self.verdicts is None:
             return lead
-        return f"{gate_sentence(self.verdicts, self.by)} {lead}"
+        return f"{gate_sentence(self.verdicts, [*self.by, 'group'])} {lead}"
 
     # --- export -------------------------------------------------------------------------------
 
@@ -395,7 +428,7 @@ def gate_sentence(verdicts: pl.DataFrame, where: Sequence[str]) -> str:
         return f"Audit passed: all {rules} rule(s) hold."
     against = verdicts.filter(pl.col("outcome") == outcome)
     first = against.row(0, named=True)
-    located = "".join(f" for {c}={first[c]!r}" for c in where)
+    located = "".join(f" for {c}={first[c]!r}" for c in where if first.get(c) is not None)
     counted = against["requirement"].n_unique()
     if outcome == "fail":
         opening = f"Audit FAILED: {counted} of {rules} rule(s) failed"
@@ -406,22 +439,20 @@ def gate_sentence(verdicts: pl.DataFrame, where: Sequence[str]) -> str:
 
 
 def verdict(
-    numbers: Mapping[str, float | None], reads: str, rule: tuple[str, float], reason: str
+    numbers: Mapping[str, float | None], reads: str, rule: Rule, reason: str
 ) -> tuple[str, str | None]:
     """A rule's outcome on the ``numbers`` (value, lo, hi) it reads, and why if inconclusive."""
-    op, threshold = rule
     if undefined(numbers["value"]):
         return "inconclusive", f"undefined: {reason}"
     ends = [numbers["lo"], numbers["hi"]] if reads == "interval" else [numbers[reads]]
     read = [x for x in ends if x is not None and not math.isnan(x)]
     if len(read) < len(ends):
         return "inconclusive", f"undefined: no {reads} (no interval)"
-    met = [OPERATORS[op](x, threshold) for x in read]
-    if all(met):
+    if all(rule.holds(x) for x in read):
         return "pass", None
-    if not any(met):
+    if rule.violated(min(read), max(read)):
         return "fail", None
-    return "inconclusive", f"the interval [{read[0]:.4g}, {read[1]:.4g}] straddles {threshold:g}"
+    return "inconclusive", f"the interval [{read[0]:.4g}, {read[1]:.4g}] straddles {rule.bound}"
 
 
 def undefined(value: float | None) -> bool:
@@ -441,22 +472,72 @@ def read_by(verdict: Mapping[str, Any]) -> str:
     return "undefined" if undefined(read) else f"{read:.4g}"
 
 
-def parse_rule(requirement: str, rule: Any) -> tuple[str, float]:
-    """The operator and threshold of a requirement's rule, checked."""
+@dataclass(frozen=True)
+class Rule:
+    """A requirement's rule: ``op`` and its threshold, or ``"within"`` and a band."""
+
+    op: str
+    threshold: float
+    upper: float | None = None
+    """The band's upper end (``"within"`` only)."""
+
+    @property
+    def text(self) -> str:
+        """As the verdicts show it: ``>= 0.8``, ``within [0.8, 1.25]``."""
+        if self.upper is None:
+            return f"{self.op} {self.threshold:g}"
+        return f"within [{self.threshold:g}, {self.upper:g}]"
+
+    @property
+    def bound(self) -> str:
+        """The threshold, or the band, an interval can straddle."""
+        return self.text.partition(" ")[2]
+
+    def holds(self, x: float) -> bool:
+        """Whether the number ``x`` satisfies the rule."""
+        if self.upper is None:
+            return OPERATORS[self.op](x, self.threshold)
+        return self.threshold <= x <= self.upper
+
+    def violated(self, low: float, high: float) -> bool:
+        """Whether every number from ``low`` to ``high`` violates the rule."""
+        if self.upper is None:
+            return not (self.holds(low) or self.holds(high))
+        return high < self.threshold or low > self.upper
+
+
+def parse_rule(requirement: str, rule: Any) -> Rule:
+    """The rule of a requirement, checked: ``(op, threshold)`` or ``("within", (low, high))``."""
     if not (isinstance(rule, tuple | list) and len(rule) == 2):
         msg = f"requirement {requirement!r}: expected a rule (op, threshold), got {rule!r}"
         raise InvalidParameterError(msg)
     op, threshold = rule
-    if op not in OPERATORS:
-        raise InvalidParameterError.choice(f"requirement {requirement!r}: operator", op, OPERATORS)
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, numbers.Real)
-        or math.isnan(float(threshold))
-    ):
+    if op not in (*OPERATORS, "within"):
+        raise InvalidParameterError.choice(
+            f"requirement {requirement!r}: operator", op, (*OPERATORS, "within")
+        )
+    if op == "within":
+        band = list(threshold) if isinstance(threshold, tuple | list) else []
+        if len(band) != 2 or not all(map(_number, band)) or float(band[0]) > float(band[1]):
+            msg = (
+                f"requirement {requirement!r}: expected a band (low, high) with low <= high "
+                f"after 'within', got {threshold!r}"
+            )
+            raise InvalidParameterError(msg)
+        return Rule(op, float(band[0]), float(band[1]))
+    if not _number(threshold):
         msg = f"requirement {requirement!r}: expected a number as threshold, got {threshold!r}"
         raise InvalidParameterError(msg)
-    return op, float(threshold)
+    return Rule(op, float(threshold))
+
+
+def _number(value: Any) -> bool:
+    """Whether ``value`` is a real number (not a bool, not NaN)."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, numbers.Real)
+        and not math.isnan(float(value))
+    )
 
 
 def _plain(value: Any) -> Any:

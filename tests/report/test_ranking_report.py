@@ -193,11 +193,11 @@ def test_check_gives_a_verdict_per_requirement(report: Report) -> None:
             "arp:MinMaxRatio": (">", 0.0),
         }
     )
-    columns = ["requirement", "metric", "combo", "value", "lo", "hi", "reads", "rule"]
+    columns = ["requirement", "metric", "combo", "group", "value", "lo", "hi", "reads", "rule"]
     assert verdicts.columns == [*columns, "outcome", "passed", "note"]
     assert verdicts["passed"].to_list() == [ratio >= 0.8, True, ndkl <= 0.2, True]
     outcome = "pass" if ndkl <= 0.2 else "fail"  # no interval: the value decides
-    expected = ("ndkl", "ndkl", None, ndkl, None, None, "value", "<= 0.2", outcome)
+    expected = ("ndkl", "ndkl", None, None, ndkl, None, None, "value", "<= 0.2", outcome)
     assert verdicts.row(2) == (*expected, ndkl <= 0.2, None)
     assert report.passed({"exp:MaxMinDiff": ("<", 100), "ndkl": (">=", 0)})
     assert not report.passed({"exp:MinMaxRatio": (">=", 0.99)})
