@@ -71,3 +71,25 @@ def test_scale_page_spark_recipe_shows_what_it_prints(spark_session: Any) -> Non
     # the recipe's getOrCreate() returns the suite's local session
     printed, shown = printed_and_shown("scale.md", "Spark cluster")
     assert printed == shown
+
+
+def test_compare_page_shows_what_its_example_prints() -> None:
+    """The comparison page's worked example prints what the page shows, every number."""
+    printed, shown = printed_and_shown("compare.md")
+    assert printed == shown
+
+
+def test_compare_page_shows_the_calibration_benchmarks_tables() -> None:
+    """The simulation tables on the page are the ones the benchmark wrote, row for row."""
+    page = (ROOT / "docs" / "compare.md").read_text()
+    shown = page.split("<!-- calibration:", 1)[1].split("<!-- end calibration -->", 1)[0]
+    written = (ROOT / "benchmarks" / "results" / "calibration.md").read_text()
+    rows = [line for line in written.splitlines() if line.startswith("|")]
+    assert len(rows) > 20
+    assert [line for line in shown.splitlines() if line.startswith("|")] == rows
+
+
+def test_report_page_shows_the_four_fifths_rule_as_it_prints() -> None:
+    printed, shown = printed_and_shown("report.md", "Audit gates")
+    assert printed == shown
+    assert "inconclusive" in printed

@@ -55,6 +55,9 @@ class PairedKind:
     compare: Callable[..., fa.compare.Comparison]
     rows: pl.Expr
     keys: tuple[str, ...] = ()
+    kink: bool = False
+    """A minimum, maximum or absolute value over terms that nearly tie: the percentile
+    interval over-covers there (the benchmark measures 98%), on the safe side."""
 
 
 @dataclass(frozen=True)
@@ -345,6 +348,7 @@ PAIRED: dict[str, PairedKind] = {
             clusterers(),
             _family("clustering", a="a", b="b", point="point", metrics=["cluster_distribution_tv"]),
             pl.col("metric") == "cluster_distribution_tv",
+            kink=True,
         ),
         PairedKind(
             "EC_l, mean over 6 pairs of runs",
@@ -369,6 +373,7 @@ PAIRED: dict[str, PairedKind] = {
             rankers(10, groups=3),
             _ranking(["exp", "erbe"], size="rows"),
             _EXP_RATIO,
+            kink=True,
         ),
     ]
 }
