@@ -59,13 +59,13 @@ queries = frame["query"].unique().sort()
 def exp_of(rows):
     return fa.fair.exp(rows, ranking="query", size="rows", by="system").sort("system")["exp"]
 def replicate():
-    drawn = pl.DataFrame({{"query": rng.choice(queries.to_numpy(), len(queries))}})
+    drawn = pl.DataFrame({"query": rng.choice(queries.to_numpy(), len(queries))})
     drawn = drawn.with_row_index("copy")
     rows = drawn.join(frame, on="query").with_columns(pl.col("copy").alias("query"))
     values = exp_of(rows)
     return values[1] - values[0]
 def permutation():
-    flipped = pl.DataFrame({{"query": queries, "flip": rng.random(len(queries)) < 0.5}})
+    flipped = pl.DataFrame({"query": queries, "flip": rng.random(len(queries)) < 0.5})
     rows = frame.join(flipped, on="query").with_columns(
         pl.when(pl.col("flip") & (pl.col("system") == "A")).then(pl.lit("B"))
         .when(pl.col("flip")).then(pl.lit("A"))

@@ -11,7 +11,7 @@ sum runs in the input's engine; the table of differences is small and is Polars.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from frameaudit._engine import (
+    REPLICATE,
     SIDE,
     Bootstrap,
     paired_difference,
@@ -30,7 +31,7 @@ from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError
 from frameaudit.report import _tables
 
-__all__ = ["CORRECTIONS", "Call", "Options", "adjusted", "compared", "single_calls"]
+__all__ = ["CORRECTIONS", "Call", "Derived", "Options", "adjusted", "compared", "single_calls"]
 
 Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bh")
@@ -49,6 +50,22 @@ class Call:
     function: Callable[..., Any]
     arguments: Mapping[str, Any]
     keys: Sequence[str] = ()
+    derived: Sequence[Derived] = ()
+    """Further rows computed from the same replicates' values (a group metric's combos)."""
+
+
+@dataclass(frozen=True)
+class Derived:
+    """Rows a comparison derives from a call's replicate values, with no second call.
+
+    ``values(frame, by)`` maps the call's values (one row per ``by`` and the call's keys, the
+    metric's column) to one row per ``by`` and ``keys``; ``order`` lists, per key, its values
+    in the order the table shows them.
+    """
+
+    keys: Sequence[str]
+    values: Callable[[pl.DataFrame, list[str]], pl.DataFrame]
+    order: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,7 +151,7 @@ def compared(
         pair = lazy.filter(nw.col(system).is_in([base, other])).with_columns(
             (nw.col(system) == other).cast(nw.Int64).alias(system)
         )
-        rows += [plan.rows(call, pair.to_native(), other) for call in calls]
+        rows += [table for call in calls for table in plan.rows(call, pair.to_native(), other)]
     table = pl.concat(rows, how="diagonal_relaxed")
     if by:
         table = table.sort(list(by), maintain_order=True, nulls_last=True)
@@ -197,31 +214,61 @@ class _Plan:
     bootstrap: Bootstrap
     n_perm: int
 
-    def rows(self, call: Call, pair: Any, other: Any) -> pl.DataFrame:
-        """One call's rows of the table for the pair (baseline, ``other``)."""
-        # the constant key: the units' frame is keyed by it where no by= column keys it
-        keys = [*self.by, *call.keys, _ALL]
+    def rows(self, call: Call, pair: Any, other: Any) -> list[pl.DataFrame]:
+        """One call's rows of the table for the pair (baseline, ``other``), after its derived rows.
+
+        All from one set of replicates and permutations.
+        """
+        boot = self._replicates(call, pair, self.bootstrap.n_boot, swaps=False)
+        perm = self._replicates(call, pair, self.n_perm, swaps=True)
+        # a derivation is a family's public function: it sees the internal keys renamed
+        taken = set(boot.columns)
+        plain = {name: _free(name.removeprefix("__fa_"), taken) for name in (SIDE, REPLICATE, _ALL)}
+        back = {v: k for k, v in plain.items()}
+        every = [*self.by, *plain.values()]
+        shown = []
+        for derived in call.derived:  # the derived rows lead (a group metric's combos)
+            values = (
+                derived.values(boot.rename(plain), every).rename(back),
+                derived.values(perm.rename(plain), every).rename(back),
+            )
+            shown.append(self._table(call.metric, derived.keys, values, other, derived.order))
+        listed = {k: v for k, v in call.arguments.items() if isinstance(v, list)}
+        shown.append(self._table(call.metric, call.keys, (boot, perm), other, listed))
+        return shown
+
+    def _table(
+        self,
+        metric: str,
+        keys: Sequence[str],
+        values: tuple[pl.DataFrame, pl.DataFrame],
+        other: Any,
+        order: Mapping[str, Sequence[Any]],
+    ) -> pl.DataFrame:
+        """The rows of ``metric``'s ``values`` (bootstrap, permutations) keyed by ``keys``."""
         boot = self.bootstrap
+        # the constant key: the units' frame is keyed by it where no by= column keys it
         counts = self.counts.with_columns(pl.lit(0).alias(_ALL))
+        replicates, swapped = (nw.from_native(frame.lazy()) for frame in values)
         difference = paired_difference(
-            self._replicates(call, pair, boot.n_boot, swaps=False),
-            self._replicates(call, pair, self.n_perm, swaps=True),
-            keys,
-            call.metric,
+            replicates,
+            swapped,
+            [*self.by, *keys, _ALL],
+            metric,
             boot,
             units=nw.from_native(counts.lazy()),
             permutations=self.n_perm,
         )
-        found = _ordered(_tables.eager(difference.to_native()), [*self.by, *call.keys], call)
-        combo = pl.col("combo") if "combo" in call.keys else pl.lit(None)
+        found = _ordered(_tables.eager(difference.to_native()), [*self.by, *keys], order)
+        combo = pl.col("combo") if "combo" in keys else pl.lit(None)
         return found.select(
             *self.by,
-            pl.lit(call.metric).alias("metric"),
+            pl.lit(metric).alias("metric"),
             combo.cast(pl.String).alias("combo"),
-            _group_label(found, call.keys).alias("group"),
+            _group_label(found, keys).alias("group"),
             pl.lit(str(other)).alias("system"),
-            pl.col(call.metric).alias("value"),
-            pl.col(f"baseline_{call.metric}").alias("baseline_value"),
+            pl.col(metric).alias("value"),
+            pl.col(f"baseline_{metric}").alias("baseline_value"),
             "difference",
             "difference_lo",
             "difference_hi",
@@ -229,7 +276,7 @@ class _Plan:
             self.unit_name,
         )
 
-    def _replicates(self, call: Call, pair: Any, count: int, *, swaps: bool) -> nw.LazyFrame[Any]:
+    def _replicates(self, call: Call, pair: Any, count: int, *, swaps: bool) -> pl.DataFrame:
         """The call's value per (by, side, keys, replicate), paired or swapped."""
         with paired_replicates(self.system, swaps=swaps):
             result = call.function(
@@ -241,14 +288,22 @@ class _Plan:
                 seed=self.bootstrap.seed,
             )
         values = _tables.eager(result).rename({self.system: SIDE})
-        return nw.from_native(values.with_columns(pl.lit(0).alias(_ALL)).lazy())
+        return values.with_columns(pl.lit(0).alias(_ALL))
 
 
-def _ordered(found: pl.DataFrame, keys: Sequence[str], call: Call) -> pl.DataFrame:
-    """``found`` sorted by ``keys``; a key the call lists its values for in that order."""
-    listed = {k: call.arguments[k] for k in keys if isinstance(call.arguments.get(k), list)}
+def _free(name: str, taken: set[str]) -> str:
+    """``name``, with underscores added until it is none of ``taken``."""
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _ordered(
+    found: pl.DataFrame, keys: Sequence[str], order: Mapping[str, Sequence[Any]]
+) -> pl.DataFrame:
+    """``found`` sorted by ``keys``; a key ``order`` lists the values of in that order."""
     return found.sort(
-        [pl.col(k).cast(pl.Enum(listed[k])) if k in listed else pl.col(k) for k in keys],
+        [pl.col(k).cast(pl.Enum(list(order[k]))) if k in order else pl.col(k) for k in keys],
         nulls_last=True,
     )
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Literal
 
+import polars as pl
+
 from frameaudit import fair
-from frameaudit.compare._comparison import Call, Correction, Options, compared
+from frameaudit.compare._comparison import Call, Correction, Derived, Options, compared
 from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair.ranking import Size
@@ -90,9 +93,10 @@ def ranking(
             calls.append(Call("ndkl", fair.ndkl, {**_ndkl_roles(roles), "target": target}))
             continue
         declared, arguments = available[name]
-        every = {**arguments, "combo": list(fair.COMBOS)}
-        calls.append(Call(name, declared.function, every, ("combo",)))
-        calls.append(Call(name, declared.function, {**arguments, "combo": None}, tuple(keys)))
+        # the combos from the groups' replicate values: one bootstrap for both
+        combos = Derived(("combo",), partial(_combos, name), {"combo": fair.COMBOS})
+        per_group = {**arguments, "combo": None}
+        calls.append(Call(name, declared.function, per_group, tuple(keys), (combos,)))
     parameters = {"metrics": chosen, **roles, **given, "group": keys, "ranking": rankings}
     parameters |= {"groups": None if groups is None else "given"}
     parameters |= {"universe": _tables.plain_values(universe)}
@@ -108,6 +112,11 @@ def ranking(
         options=options,
         parameters=parameters,
     )
+
+
+def _combos(metric: str, values: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """Every combo of ``metric``'s per-group ``values``, per ``by`` (``fair.combine``)."""
+    return _tables.eager(fair.combine(values, metric=metric, by=by, combo=list(fair.COMBOS)))
 
 
 def _ndkl_roles(roles: Mapping[str, Any]) -> dict[str, Any]:
