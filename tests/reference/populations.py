@@ -24,6 +24,8 @@ import numpy as np
 import polars as pl
 
 import frameaudit as fa
+from frameaudit._registry import entry
+from frameaudit.report._ranking import _ratios as _ranking_ratios
 
 __all__ = ["KINDS", "SKEWED", "Kind", "Result", "validate"]
 
@@ -115,6 +117,21 @@ def _ranking(metric: str, **options: Any) -> Statistic:
         return result.rename(lambda c: c.replace(metric, "value"))
 
     return statistic
+
+
+def _ratio_to_largest(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
+    """EXP's ratio of each group to the largest group, per sample, as the ranking report gives
+    it with ``reference="largest"`` (``tables["ratios"]``; the reference's own row left out)."""
+    arguments = {"ranking": "query", "by": "sample", "size": "rows"}
+    values = fa.fair.exp(frame, **arguments, combo=None, **bootstrap)
+    found = _ranking_ratios(
+        entry("exp"), frame, arguments, values, boot=bootstrap, reference="largest",
+        partitions=["sample"], keys=["group"],
+    )  # fmt: skip
+    ends = [pl.col(f"ratio_{end}").alias(f"value_{end}") for end in ("lo", "hi") if bootstrap]
+    return found.filter(pl.col("group") != pl.col("reference")).select(
+        "sample", "group", pl.col("ratio").alias("value"), *ends
+    )
 
 
 def points(size: int) -> Generator:
@@ -239,6 +256,14 @@ KINDS: dict[str, Kind] = {
             "query",
             search_log(200, 25, 25),
             _ranking("exp", item="item", combo=None),
+            "value",
+            ("group",),
+        ),
+        Kind(
+            "EXP ratio to the largest group (a ratio of two groups' values)",
+            "query",
+            search_log(200, 25, None),
+            _ratio_to_largest,
             "value",
             ("group",),
         ),
