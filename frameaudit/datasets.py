@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -29,7 +31,10 @@ __all__ = [
     "importance_example",
     "rankers_example",
     "ranking_example",
+    "read_qrels",
+    "read_trec_run",
     "runs_example",
+    "trec_example",
 ]
 
 
@@ -355,3 +360,136 @@ def importance_example(seed: int = 0) -> pl.DataFrame:
             "importance": np.concatenate([base, base + rng.normal(0.0, 0.05, 8), base[::-1]]),
         }
     )
+
+
+# --- TREC files --------------------------------------------------------------------------------
+
+_RUN_FIELDS = ("query", "sample", "item", "rank", "score", "run")
+_QRELS_FIELDS = ("query", "iteration", "item", "relevance")
+_DATA = Path(__file__).parent / "data"
+
+
+def read_trec_run(path: str | Path) -> pl.DataFrame:
+    """A TREC run file as a tidy frame: one row per retrieved item of a ranking.
+
+    A line holds six fields separated by spaces or tabs: the query, the iteration (``Q0`` in
+    most tracks; in the fair-ranking track's task 2, the number of the sampled ranking), the
+    item (document id), its rank, its score and the run's tag. Blank lines are skipped.
+
+    Returns
+    -------
+    A Polars DataFrame with ``query``, ``sample`` (the second field), ``item`` and ``run``
+    (String: identifiers, compared as text, as in the qrels), ``rank`` (Int64) and ``score``
+    (Float64), in the file's order: ``sample="sample"`` and ``ranking="query"`` name the
+    rankings for the fair-ranking metrics.
+
+    Raises
+    ------
+    InvalidParameterError
+        For a path that is no file, or a line that does not have the six fields (naming the
+        line), a rank that is not an integer or a score that is not a number.
+
+    Examples
+    --------
+    >>> run = read_trec_run(trec_example()[0])
+    >>> run.head(2).rows()
+    [('q1', '0', 'd1', 1, 0.9, 'toy'), ('q1', '0', 'd2', 2, 0.8, 'toy')]
+    """
+    fields = _fields(path, _RUN_FIELDS, "a TREC run")
+    return fields.select(
+        "query",
+        "sample",
+        "item",
+        _integer(fields, "rank", path),
+        _real(fields, "score", path),
+        "run",
+    )
+
+
+def read_qrels(path: str | Path) -> pl.DataFrame:
+    """A TREC qrels file (relevance judgments) as a tidy frame: one row per judged item.
+
+    A line holds four fields separated by spaces or tabs: the query, the iteration (unused,
+    usually 0), the item (document id) and its relevance grade (an integer).
+
+    Returns
+    -------
+    A Polars DataFrame with ``query``, ``iteration`` and ``item`` (String) and ``relevance``
+    (Int64), in the file's order: the ``judgments=`` of the TREC-style metrics.
+
+    Examples
+    --------
+    >>> qrels = read_qrels(trec_example()[1])
+    >>> qrels.head(2).rows()
+    [('q1', '0', 'd1', 2), ('q1', '0', 'd2', 1)]
+    """
+    fields = _fields(path, _QRELS_FIELDS, "a TREC qrels")
+    return fields.select("query", "iteration", "item", _integer(fields, "relevance", path))
+
+
+def trec_example() -> tuple[Path, Path]:
+    """The paths of a tiny TREC run and its qrels, bundled with the package.
+
+    Two queries, each ranked twice (samples 0 and 1, as in the fair-ranking track's task 2)
+    by the run ``toy``; graded judgments 0-2, one judged item (q2's d7) never retrieved.
+
+    Examples
+    --------
+    >>> run, qrels = trec_example()
+    >>> (run.name, qrels.name)
+    ('toy.run', 'toy.qrels')
+    """
+    return _DATA / "toy.run", _DATA / "toy.qrels"
+
+
+def _fields(path: str | Path, names: Sequence[str], kind: str) -> pl.DataFrame:
+    """The whitespace-separated fields of every non-blank line of ``path``, as text, named.
+
+    A line with another number of fields is an error naming its number and content.
+    """
+    file = Path(path)
+    if not file.is_file():
+        msg = f"path={str(path)!r}: expected {kind} file, found no such file"
+        raise InvalidParameterError(msg)
+    text = file.read_text(encoding="utf-8")
+    pattern = r"^\s*" + r"\s+".join(r"(\S+)" for _ in names) + r"\s*$"
+    lines = pl.DataFrame({"line": text.splitlines()}, schema={"line": pl.String})
+    lines = lines.with_row_index("number", offset=1)
+    lines = lines.filter(pl.col("line").str.strip_chars() != "")
+    found = lines.with_columns(pl.col("line").str.extract_groups(pattern).alias("fields"))
+    bad = found.filter(pl.col("fields").struct.field("1").is_null())
+    if not bad.is_empty():
+        number, line = bad.row(0)[:2]
+        count = len(line.split())
+        msg = (
+            f"path={str(path)!r}: expected {len(names)} fields a line ({', '.join(names)}), "
+            f"found {count} on line {number}: {line.strip()[:80]!r}"
+        )
+        raise InvalidParameterError(msg)
+    return found.select(
+        pl.col("number"),
+        *(pl.col("fields").struct.field(str(i + 1)).alias(name) for i, name in enumerate(names)),
+    )
+
+
+def _integer(fields: pl.DataFrame, column: str, path: str | Path) -> pl.Series:
+    return _typed(fields, column, pl.Int64, "an integer", path)
+
+
+def _real(fields: pl.DataFrame, column: str, path: str | Path) -> pl.Series:
+    return _typed(fields, column, pl.Float64, "a number", path)
+
+
+def _typed(
+    fields: pl.DataFrame, column: str, dtype: Any, expected: str, path: str | Path
+) -> pl.Series:
+    """``column`` cast to ``dtype``; the first value that is not one is an error naming it."""
+    cast = fields[column].cast(dtype, strict=False)
+    wrong = fields.filter(cast.is_null())
+    if not wrong.is_empty():
+        number, value = wrong.select("number", column).row(0)
+        msg = (
+            f"path={str(path)!r}: expected {expected} as {column}, found {value!r} on line {number}"
+        )
+        raise InvalidParameterError(msg)
+    return cast
