@@ -794,6 +794,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     _output_options(demo)
     _file_parsers(commands)
     args = parser.parse_args(argv)
+    shown = _tables.SHOW_PROGRESS.set(sys.stderr.isatty())  # a log or a pipe gets no bar
+    try:
+        return _command(args)
+    finally:
+        _tables.SHOW_PROGRESS.reset(shown)
+
+
+def _command(args: argparse.Namespace) -> int:
+    """The command ``args`` name: a file's report or comparison, or a demo."""
     if args.command in ("report", "compare"):
         return _file_command(args)
     families = list(_DEMOS) if args.family == "all" else [args.family]
@@ -817,7 +826,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _file_command(args: argparse.Namespace) -> int:
     """``frameaudit report`` or ``compare``: the result, its gate, written; the exit status."""
     command = args.command
-    shown = _tables.SHOW_PROGRESS.set(sys.stderr.isatty())  # a log or a pipe gets no bar
     try:
         _writable(args.output)
         result: Report | Comparison = _report(args) if command == "report" else _compare(args)
@@ -827,8 +835,6 @@ def _file_command(args: argparse.Namespace) -> int:
     except FrameAuditError as error:
         print(f"frameaudit {command}: error: {_hinted(error, args)}", file=sys.stderr)
         return 2
-    finally:
-        _tables.SHOW_PROGRESS.reset(shown)
     written = _written(command, lambda: _emit(text, args.output))
     return written or status
 

@@ -225,3 +225,11 @@ def test_a_bad_band_or_reference_is_a_usage_error(
     assert cli.main([*base, "--reference", "x"]) == 2
     err = capsys.readouterr().err
     assert "reference='x' is not allowed; expected one of: largest, best, f, m" in err
+
+
+def test_the_demo_draws_no_progress_bar_into_a_log(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_tables, "_PROGRESS_DELAY", 0.0)
+    assert cli.main(["demo"]) == 0
+    assert capsys.readouterr().err == ""
