@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
@@ -79,13 +80,14 @@ def clustering(
     named |= dict.fromkeys(_names(features), "features")
     named |= {weight: "weight"} if weight is not None else {}
     source = to_engine(frame, named)
-    aligned = _aligned(source, system, baseline, partitions, point=point, cluster=cluster)
+    aligned = partial(_aligned, source, system, partitions, point=point, cluster=cluster)
     roles = {"cluster": cluster, "group": group, "a": a, "b": b, "point": point, "weight": weight}
     chosen, calls = single_calls("clustering", metrics, roles, {"features": features})
     parameters = {"metrics": chosen, **roles, "features": features}
     return compared(
-        aligned.to_native(),
+        source.frame.to_native(),
         calls,
+        prepared=aligned,
         record_of=frame,
         family="clustering",
         system=system,
@@ -108,26 +110,23 @@ _BASE = "__fa_base_cluster"
 def _aligned(
     source: Source,
     system: str,
-    baseline: Any,
     partitions: Sequence[str],
+    lazy: nw.LazyFrame[Any],
+    base: Any,
     *,
     point: str,
     cluster: str,
 ) -> nw.LazyFrame[Any]:
-    """The frame with each system's clusters coded as the baseline's they share most points with.
+    """``lazy`` with each system's clusters coded as the baseline's they share most points with.
 
     Per partition, the baseline's clusters are coded 0, 1, ... in sort order; another
     system's cluster takes the code of the baseline's it is matched to (a maximum matching on
     shared points), or a code past the baseline's when it is left unmatched. The codes
-    replace the labels. An unknown ``baseline``, a single system or missing labels are left
-    for the comparison and the metrics to refuse.
+    replace the labels. Missing labels are left for the metrics to refuse. The comparison's
+    :data:`~frameaudit.compare._comparison.Prepared` step (``base`` is checked); ``source``
+    builds the codes' frame in the rows' engine.
     """
-    lazy, partitions = source.frame, list(partitions)
-    systems = _tables.eager(lazy.select(system).unique().to_native())[system].to_list()
-    present = sorted(s for s in systems if s is not None)
-    base = present[0] if baseline is None and present else baseline
-    if base not in present or len(present) < 2:
-        return lazy
+    partitions = list(partitions)
     keys = [*partitions, point]
     base_rows = lazy.filter(nw.col(system) == base).select(*keys, nw.col(cluster).alias(_BASE))
     shared = lazy.join(base_rows, on=keys, how="inner")

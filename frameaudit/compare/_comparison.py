@@ -31,7 +31,16 @@ from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError
 from frameaudit.report import _tables
 
-__all__ = ["CORRECTIONS", "Call", "Derived", "Options", "adjusted", "compared", "single_calls"]
+__all__ = [
+    "CORRECTIONS",
+    "Call",
+    "Derived",
+    "Options",
+    "Prepared",
+    "adjusted",
+    "compared",
+    "single_calls",
+]
 
 Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bh")
@@ -68,6 +77,11 @@ class Derived:
     order: Mapping[str, Sequence[Any]] = field(default_factory=dict)
 
 
+Prepared = Callable[[nw.LazyFrame[Any], Any], nw.LazyFrame[Any]]
+"""``prepared(rows, baseline)``: a family's check or change of a comparison's rows, once the
+system column, the systems and the baseline are checked."""
+
+
 @dataclass(frozen=True)
 class Options:
     """The options every family's comparison takes, as the caller gave them."""
@@ -98,14 +112,16 @@ def compared(
     unit_name: str,
     options: Options,
     parameters: Mapping[str, Any],
+    prepared: Prepared | None = None,
     record_of: Any = None,
 ) -> Comparison:
     """Run ``calls`` on each pair of the baseline and another system, and tabulate them.
 
     ``parameters``: the family's own roles and options, as the comparison records them (the
-    shared ones are added). ``record_of``: the caller's frame, where ``frame`` is derived from
-    it (the audit record describes the caller's). The options every family's comparison
-    shares are checked here, before any data is read.
+    shared ones are added). ``prepared``: a family's own check or change of the rows, once the
+    systems and the baseline are known (:data:`Prepared`). ``record_of``: the caller's frame,
+    where ``frame`` is derived from it (the audit record describes the caller's). The options
+    every family's comparison shares are checked here, before any data is read.
     """
     by, ci, n_boot, n_perm = options.partitions, options.ci, options.n_boot, options.n_perm
     correction, on_missing = options.correction, options.on_missing
@@ -134,6 +150,8 @@ def compared(
     base = systems[0] if baseline is None else baseline
     if base not in systems:
         raise InvalidParameterError.choice("baseline", base, systems)
+    if prepared is not None:
+        lazy = prepared(lazy, base)
     lazy, dropped = _common_units(lazy, system, systems, [*by, *units], on_missing)
     distinct = lazy.select(*by, *units).unique()
     counted = nw.len().cast(nw.Int64).alias(unit_name)

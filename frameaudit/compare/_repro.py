@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
@@ -70,11 +71,11 @@ def repro(
     arguments = {**roles, "weight": weight}
     given = {"empty_union": empty_union}
     chosen, calls = single_calls("repro", metrics, arguments, given)
-    _same_runs(frame, system, run)
     parameters = {"metrics": chosen, **arguments, **given}
     return compared(
         frame,
         calls,
+        prepared=partial(_same_runs, system=system, run=run),
         family="repro",
         system=system,
         baseline=baseline,
@@ -85,14 +86,16 @@ def repro(
     )
 
 
-def _same_runs(frame: Any, system: str, run: str) -> None:
-    """Refuse systems whose runs are named otherwise (the test swaps run r between systems)."""
-    native = nw.from_native(frame)
-    lazy = native.lazy() if isinstance(native, nw.DataFrame) else native
+def _same_runs(lazy: nw.LazyFrame[Any], base: Any, *, system: str, run: str) -> nw.LazyFrame[Any]:
+    """``lazy``, once every system names its runs alike (the test swaps run r between systems).
+
+    The comparison's :data:`~frameaudit.compare._comparison.Prepared` step: the system column
+    and ``base`` are checked.
+    """
+    del base  # every system's runs are held against every other's
     names = lazy.collect_schema().names()
-    for parameter, column in (("system", system), ("run", run)):
-        if column not in names:
-            raise ColumnNotFoundError.build(column, parameter=parameter, available=names)
+    if run not in names:
+        raise ColumnNotFoundError.build(run, parameter="run", available=names)
     found = _tables.eager(lazy.select(system, run).unique().to_native())
     runs = {
         key[0]: sorted(map(str, rows[run].to_list()))
@@ -108,3 +111,4 @@ def _same_runs(frame: Any, system: str, run: str) -> None:
             f"exchanges a sample's run between systems), found {shown}"
         )
         raise InvalidParameterError(msg)
+    return lazy
