@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-__all__ = ["FAMILIES", "KINDS", "Kind", "Metric", "entry", "metrics", "registered"]
+__all__ = ["FAMILIES", "KINDS", "Kind", "Metric", "entry", "metrics", "registered", "shown"]
 
 Kind = Literal["group", "single", "clusters", "pairs", "table"]
 KINDS: tuple[Kind, ...] = ("group", "single", "clusters", "pairs", "table")
@@ -65,6 +65,9 @@ class Metric:
     worst: Literal["low", "high"] | None = None
     """For ``clusters``, whether the lowest or the highest cluster term is the worst; for
     ``pairs``, the same of the pairs (None where no pair is worse than another: EC_g)."""
+    outputs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """For a ``table`` whose columns a report shows as metrics: each column's best value and
+    what it means, and its range (``{"ee_l": ("lower is better …", "[0, inf)")}``)."""
 
     @property
     def namespace(self) -> str:
@@ -101,6 +104,7 @@ def registered(
     options: tuple[str, ...] = (),
     note: str = "",
     worst: Literal["low", "high"] | None = None,
+    outputs: Mapping[str, tuple[str, str]] | None = None,
 ) -> Callable[[F], F]:
     """Record the decorated function in the registry as a ``kind`` of ``family``.
 
@@ -110,9 +114,10 @@ def registered(
     if family not in FAMILIES:
         msg = f"unknown family {family!r}; one of {sorted(FAMILIES)}"
         raise ValueError(msg)
-    if range is not None and not _RANGE.match(range):
-        msg = f"range {range!r} is not an interval like '[0, inf)'"
-        raise ValueError(msg)
+    for shown in [range, *(r for _, r in (outputs or {}).values())]:
+        if shown is not None and not _RANGE.match(shown):
+            msg = f"range {shown!r} is not an interval like '[0, inf)'"
+            raise ValueError(msg)
 
     def record(function: F) -> F:
         name = function.__name__
@@ -128,6 +133,7 @@ def registered(
             options,
             note,
             worst,
+            dict(outputs or {}),
         )
         return function
 
@@ -149,3 +155,18 @@ def metrics(family: str | None = None, *kinds: Kind) -> tuple[Metric, ...]:
 def entry(name: str) -> Metric:
     """The registry entry of the function ``name``."""
     return _ENTRIES[name]
+
+
+def shown(name: str) -> tuple[str, str]:
+    """What the best value of ``name`` is and means, and its range.
+
+    ``name`` is a single metric, or an output column of a table (:attr:`Metric.outputs`).
+    """
+    found = _ENTRIES.get(name)
+    if found is not None and found.best is not None and found.range is not None:
+        return found.best, found.range
+    for metric in _ENTRIES.values():
+        if name in metric.outputs:
+            return metric.outputs[name]
+    msg = f"{name!r} is neither a single metric nor a table's output column"
+    raise KeyError(msg)

@@ -17,7 +17,7 @@ columns; only the schema is read.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,7 +25,16 @@ from frameaudit import _validate as validate
 from frameaudit._engine import Source, to_engine
 from frameaudit.exceptions import InvalidParameterError
 
-__all__ = ["RESERVED_PREFIX", "Bound", "Names", "Role", "bind", "column_names", "refuse_outputs"]
+__all__ = [
+    "RESERVED_PREFIX",
+    "Bound",
+    "Names",
+    "Role",
+    "bind",
+    "column_names",
+    "owners",
+    "refuse_outputs",
+]
 
 Names = str | Sequence[str]
 """A role parameter that takes one column name or several (``group=["gender", "age"]``)."""
@@ -106,6 +115,31 @@ def refuse_outputs(
             raise InvalidParameterError(msg)
 
 
+def owners(
+    columns: Mapping[str, Sequence[str]],
+    *,
+    sharing: Collection[frozenset[str]] = (),
+    outputs: Collection[str] = (),
+) -> dict[str, str]:
+    """Each column and the first role that names it, after refusing a column in two roles.
+
+    ``columns`` maps each role parameter to its column names (checked by
+    :func:`column_names`); ``sharing`` and ``outputs`` as for :func:`bind`.
+    """
+    owner: dict[str, str] = {}
+    for parameter, names in columns.items():
+        refuse_outputs(parameter, names, outputs)
+        for name in names:
+            first = owner.setdefault(name, parameter)
+            if first != parameter and frozenset((first, parameter)) not in sharing:
+                msg = (
+                    f"column {name!r} is given both as {first}= and as {parameter}=; "
+                    "a column can play only one role"
+                )
+                raise InvalidParameterError(msg)
+    return owner
+
+
 def bind(
     frame: Any,
     roles: Sequence[Role],
@@ -121,17 +155,7 @@ def bind(
     no role's column may be named like.
     """
     columns = {role.parameter: column_names(role) for role in roles}
-    owner: dict[str, str] = {}
-    for role in roles:
-        refuse_outputs(role.parameter, columns[role.parameter], outputs)
-        for name in columns[role.parameter]:
-            first = owner.setdefault(name, role.parameter)
-            if first != role.parameter and frozenset((first, role.parameter)) not in sharing:
-                msg = (
-                    f"column {name!r} is given both as {first}= and as {role.parameter}=; "
-                    "a column can play only one role"
-                )
-                raise InvalidParameterError(msg)
+    owner = owners(columns, sharing=sharing, outputs=outputs)
     # each column once, named after the first role that binds it (for error messages)
     source = to_engine(frame, owner, frame_name=frame_name)
     for role in roles:

@@ -53,6 +53,7 @@ __all__ = [
     "no_nulls",
     "non_empty",
     "none_counted",
+    "offending",
     "relative_weights",
     "require_dtype",
     "row_text",
@@ -590,3 +591,22 @@ def unit_weights(
         relative_weights(frame, column),
         constant_within(frame, units, column, "weight", within),
     ]
+
+
+def offending(
+    offenders: nw.LazyFrame[Any], keys: Sequence[str], head: str, found: str, tail: str = ""
+) -> Check:
+    """A check that ``offenders`` has no row: "``head`` {n}``found`` (e.g. …)``tail``"."""
+    keys = list(keys)
+    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
+
+    def diagnose() -> Diagnosis:
+        example = example_text(keys, "k")
+        shown: list[str | nw.Expr] = [" (e.g. ", example, ")"] if example is not None else []
+        message = text.joined(head, text.integer(nw.col("n")), found, *shown, tail)
+        return (
+            first_offender(counts, offenders, keys, "k"),
+            nw.when(nw.col("n") > 0).then(message),
+        )
+
+    return Check.proved_or_diagnosed(counts, none_counted, diagnose)

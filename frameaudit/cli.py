@@ -59,6 +59,8 @@ _READERS: dict[str, Callable[[Path], pl.LazyFrame]] = {
     ".feather": pl.scan_ipc,
     ".ndjson": pl.scan_ndjson,
     ".jsonl": pl.scan_ndjson,
+    ".run": lambda path: datasets.read_trec_run(path).lazy(),
+    ".qrels": lambda path: datasets.read_qrels(path).lazy(),
 }
 # the report families whose options are exactly their column roles (default: the role's name)
 _PLAIN_ROLES = {
@@ -77,14 +79,17 @@ def _ranking_demo(seed: int) -> tuple[str, Report]:
         "(gender x age), generated with phi = 0.6: young women, the smallest group, are pushed "
         "towards the top."
     )
+    log = datasets.ranking_example(seed=seed)
     result = report.ranking(
-        datasets.ranking_example(seed=seed),
+        log,
         group=["gender", "age"],
         ranking="query",
         item="item",
         relevance="relevance",
         ctr="ctr",
         relevant="relevant",
+        # the relevance grades as judgments: the expected-exposure rows
+        judgments=log.select("query", "item", "relevance").unique(),
         ci=0.95,
         n_boot=1000,
         seed=seed,
@@ -233,6 +238,9 @@ def _compare(args: argparse.Namespace) -> Comparison:
     if getattr(args, "reference", None) is not None:
         msg = "--reference: a report's option; a comparison sets each system against the baseline"
         raise InvalidParameterError(msg)
+    if getattr(args, "judgments", None) is not None:
+        msg = "--judgments: a report's option; compare expected exposure with fa.fair's by="
+        raise InvalidParameterError(msg)
     frame, arguments = _inputs(args, {"--system": [args.system]})
     baseline = args.baseline
     if baseline is not None:
@@ -271,6 +279,7 @@ def _inputs(
             "--relevant": [args.relevant],
             "--by": args.by,
             "--weight": [args.weight],
+            "--sample": [args.sample],
         }
         log = _read(args.file, _columns(named | extra))
         roles = {"rank": args.rank, "group": args.group, "ranking": args.ranking, "item": args.item}
@@ -284,6 +293,8 @@ def _inputs(
             "p": args.p,
             "decay": args.decay,
         }
+        if args.judgments is not None:
+            options |= {"judgments": _judgments(args), "sample": args.sample}
         return log, {**roles, **columns, **options}
     if family == "clustering":
         named = {
@@ -301,6 +312,27 @@ def _inputs(
     roles = {r: getattr(args, r) for r in plain}
     named = {f"--{r}": [c] for r, c in roles.items()}
     return _read(args.file, _columns(named | extra)), roles
+
+
+def _judgments(args: argparse.Namespace) -> pl.DataFrame:
+    """``--judgments FILE``: the query, item and relevance columns (and the groups, if held).
+
+    The query and item columns are named as in the log (``--ranking``, ``--item``); a TREC
+    qrels file (``.qrels``) names them ``query`` and ``item``.
+    """
+    if args.ranking is None or args.item is None:
+        msg = "--judgments: expected exposure needs --ranking (the query column) and --item"
+        raise InvalidParameterError(msg)
+    reader = _READERS.get(Path(args.judgments).suffix.lower())
+    held: list[str] = []
+    if reader is not None and Path(args.judgments).is_file():
+        try:
+            held = reader(Path(args.judgments)).collect_schema().names()
+        except (pl.exceptions.PolarsError, OSError, FrameAuditError):
+            held = []  # read again below, for the error naming the file
+    groups = args.group if set(args.group) <= set(held) else []
+    named = {args.ranking: "--ranking", args.item: "--item", "relevance": "--judgments"}
+    return _read(args.judgments, named | dict.fromkeys(groups, "--group"))
 
 
 def _group_value(log: pl.DataFrame, groups: list[str], text: str, option: str) -> Any:
@@ -712,6 +744,18 @@ def _ranking_options(ranking: argparse.ArgumentParser) -> None:
         help="report only: the reference group each group is set against, largest, best or "
         "a group (f/young for several group columns), for rules such as "
         "'exp:ratio within 0.8,1.25' (default: none)",
+    )
+    ranking.add_argument(
+        "--judgments",
+        metavar="FILE",
+        help="report only: graded judgments, a TREC qrels file (.qrels) or a data file with "
+        "the --ranking and --item columns and 'relevance'; adds EE-L, EE-D and EE-R, per group "
+        "where the file holds the --group column(s) (needs --ranking and --item)",
+    )
+    ranking.add_argument(
+        "--sample",
+        help="with --judgments: the column numbering a query's sampled rankings (a stochastic "
+        "ranker's run, e.g. a TREC run file's second field 'sample')",
     )
     ranking.add_argument("--p", type=float, default=0.5, help="AWRF's p in (0, 1] (default 0.5)")
     ranking.add_argument(

@@ -222,7 +222,14 @@ def _euclidean(frame: Any, *, x: Any, y: Any) -> Any:
     return nw.from_native(frame).select(fa.explain.euclidean_distance(x, y)).to_native()
 
 
+def _expected_exposure(run: Any, judgments: Any, **kwargs: Any) -> Any:
+    """expected_exposure takes its judgments by keyword; here both frames are positional."""
+    return fa.fair.expected_exposure(run, judgments=judgments, **kwargs)
+
+
 RANKING = _ranking_frame()
+RUN = RANKING.select("part", "query", "rank", "item", sample=pl.col("rank") % 2)
+JUDGMENTS = RANKING.select("query", "item", "group", grade=(pl.col("relevance") * 4).round())
 CLUSTERING = _clustering_frame()
 REPRO = _repro_frame()
 COHESION = _cohesion_frame()
@@ -255,6 +262,31 @@ COMBO_OPTIONS = (
     ("combo", []),
     ("combo", ["MinMaxRatio", "MinMaxRatio"]),
     ("combo", ["MinMaxRatio", 1]),
+)
+EE_ROLES = {
+    "rank": Role(),
+    "item": Role(),
+    "ranking": Role(many=True),
+    "sample": Role(optional=True),
+    "relevance": Role(),
+    "by": Role(many=True, optional=True),
+}
+EE_KWARGS = {
+    "rank": "rank",
+    "item": "item",
+    "ranking": "query",
+    "sample": "sample",
+    "relevance": "grade",
+    "by": "part",
+}
+EE_OPTIONS = (
+    ("model", 1),
+    ("patience", "0.5"),
+    ("utility", None),
+    ("complete", "yes"),
+    ("normalize", 1),
+    ("unaligned", "none"),
+    ("alignment", [1]),
 )
 CLUSTER_ROLES = {"cluster": Role(), "group": Role(), "by": Role(many=True, optional=True)}
 CLUSTER_KWARGS = {"cluster": "cluster", "group": "group", "a": "a", "b": "b", "by": "part"}
@@ -346,6 +378,24 @@ def _ranking_specs() -> list[Spec]:
             {"metric": "exp", "by": "part"},
             {"metric": Role(), "by": Role(many=True, optional=True)},
             options=(("combo", 1), ("combo", None)),
+        ),
+        Spec(
+            "expected_exposure",
+            _expected_exposure,
+            (RUN, JUDGMENTS),
+            EE_KWARGS,
+            EE_ROLES,
+            sharing=PARTITIONS,
+            options=EE_OPTIONS,
+        ),
+        Spec(
+            "expected_exposure[group]",
+            _expected_exposure,
+            (RUN, JUDGMENTS),
+            {**EE_KWARGS, "group": "group", "model": "gerr", "normalize": True},
+            {**EE_ROLES, "group": Role(many=True, optional=True)},
+            sharing=PARTITIONS,
+            options=EE_OPTIONS,
         ),
         Spec(
             "exp[groups]",

@@ -66,6 +66,7 @@ from frameaudit._engine.plans import (
     repeats_within,
     running_along,
     sorted_screen,
+    sum_before,
 )
 from frameaudit._engine.resample import (
     MAX_SEED,
@@ -141,6 +142,7 @@ __all__ = [
     "running_along",
     "schema_names",
     "sorted_screen",
+    "sum_before",
     "text",
     "to_engine",
 ]

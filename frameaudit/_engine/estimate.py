@@ -32,7 +32,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.checks import Check
-from frameaudit._engine.convert import Source, frame_from_columns, from_engine
+from frameaudit._engine.convert import Source, frame_from_columns, from_engine, long_form
 from frameaudit._engine.plans import count_distinct, exact_sums
 from frameaudit._engine.resample import (
     REPLICATE,
@@ -44,7 +44,7 @@ from frameaudit._engine.resample import (
     interval,
     resampling,
 )
-from frameaudit._expr import WHOLE, partitioned
+from frameaudit._expr import WHOLE, aggregate, partitioned
 
 __all__ = ["Estimation", "estimation", "interval_outputs"]
 
@@ -207,6 +207,44 @@ class Estimation:
         if units is None:
             units = self.resampling.unit_counts(self.partition, self.counted)
         return interval(values, estimate, value, self.bootstrap, units=units, also=also)
+
+    def intervals(
+        self, values: nw.LazyFrame[Any], keys: Sequence[str], columns: Sequence[str]
+    ) -> nw.LazyFrame[Any]:
+        """Per (partition, ``keys``): each of several ``columns`` with its interval, one row.
+
+        ``values`` holds the columns per (estimate, ``keys``); a bootstrap is required. Each
+        column c is followed by ``c_lo`` and ``c_hi``; then the units behind them
+        (:attr:`counted`) and each column's undefined replicates, ``c_undefined_replicates``.
+        One interval computation over the long form (a ``metric`` column naming the column).
+        """
+        assert self.bootstrap is not None
+        assert len(columns) > 1
+        value = "__fa_value"
+        estimate = [*self.partition, *keys]
+        long = long_form(
+            values, [*estimate, REPLICATE], columns, self.source, name="metric", picks={value: str}
+        )
+        result = self.interval(long, [*keys, "metric"], value)
+        parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
+        metric = nw.col("metric")
+        picks = [
+            nw.when(metric == c).then(nw.col(source)).alias(f"{c}{suffix}")
+            for c in columns
+            for suffix, source in parts.items()
+        ]
+        wide = aggregate(
+            result.with_columns(*picks),
+            estimate,
+            *(nw.col(f"{c}{suffix}").max() for c in columns for suffix in parts),
+            nw.col(self.counted).max(),
+        )
+        return wide.select(
+            *estimate,
+            *(f"{c}{suffix}" for c in columns for suffix in ("", "_lo", "_hi")),
+            self.counted,
+            *(f"{c}_{UNDEFINED}" for c in columns),
+        )
 
     def finish(
         self,

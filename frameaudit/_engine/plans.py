@@ -59,6 +59,7 @@ __all__ = [
     "running_along",
     "sorted_by",
     "sorted_screen",
+    "sum_before",
 ]
 
 
@@ -340,6 +341,15 @@ def order_within(frame: nw.LazyFrame[Any], rank: str, partition: Sequence[str]) 
         return (ordinal.over(*keys) if keys else ordinal).cast(nw.Int64)
     ones = (~nw.col(rank).is_null()).cast(nw.Int64)  # a null position fails a check
     return _ordered_by(ones.cum_sum(), partition, rank).cast(nw.Int64)
+
+
+def sum_before(expr: nw.Expr, partition: Sequence[str], rank: str) -> nw.Expr:
+    """The sum of ``expr`` over the rows before each row of its partition, in ``rank`` order.
+
+    The ranks must be distinct within a partition (a check of the caller's). A window ordered
+    by ``rank`` on every engine.
+    """
+    return _ordered_by(expr.cum_sum(), partition, rank) - expr
 
 
 def _sums_along(

@@ -363,7 +363,7 @@ def _universe(
     outside = lf.select(groups).unique().join(listed, on=groups, how="anti")
     return listed, [
         validate.no_nulls(listed, dict.fromkeys(groups, "universe")),
-        _offending(
+        validate.offending(
             outside,
             groups,
             "universe=: ",
@@ -396,25 +396,6 @@ def _group_columns(
     return {g: [row[i] for row in rows] for i, g in enumerate(groups)}
 
 
-def _offending(
-    offenders: nw.LazyFrame[Any], keys: Sequence[str], head: str, found: str, tail: str = ""
-) -> validate.Check:
-    """A check that ``offenders`` has no row: "``head`` {n}``found`` (e.g. …)``tail``"."""
-    keys = list(keys)
-    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
-
-    def diagnose() -> validate.Diagnosis:
-        example = validate.example_text(keys, "k")
-        shown: list[str | nw.Expr] = [" (e.g. ", example, ")"] if example is not None else []
-        message = text.joined(head, text.integer(nw.col("n")), found, *shown, tail)
-        return (
-            validate.first_offender(counts, offenders, keys, "k"),
-            nw.when(nw.col("n") > 0).then(message),
-        )
-
-    return validate.Check.proved_or_diagnosed(counts, validate.none_counted, diagnose)
-
-
 def _join_mapping(
     lf: nw.LazyFrame[Any], groups: GroupMapping, source: Source, item: str, group: str
 ) -> tuple[nw.LazyFrame[Any], nw.LazyFrame[Any], list[validate.Check]]:
@@ -422,13 +403,13 @@ def _join_mapping(
 
     The checks: the mapping's own, and every item of ``lf`` mapped.
     """
-    mapping, checks = _mapping(groups, source, item=item, group=group)
+    mapping, checks = item_groups(groups, source, item=item, group=group)
     joined = lf.join(mapping, on=item, how="left")
     unmapped = joined.filter(nw.col(group).is_null()).select(nw.col(item))
     return joined, mapping, [*checks, _unmapped_check(unmapped, item)]
 
 
-def _mapping(
+def item_groups(
     groups: GroupMapping, source: Source, *, item: str, group: str
 ) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """The item → group mapping as a lazy frame in the data's engine, with its checks."""
@@ -1611,8 +1592,8 @@ def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
         validate.no_nulls(shares, dict.fromkeys([*keys, *groups, "share"], "target")),
         validate.in_range(shares, "share", "target share", 0, 1),
         validate.unique_within(shares, [*keys, *groups], "target=", "one share per group"),
-        _offending(off, keys, "target=: the shares of ", " partition(s) do not sum to 1"),
-        _offending(
+        validate.offending(off, keys, "target=: the shares of ", " partition(s) do not sum to 1"),
+        validate.offending(
             present.join(shares, on=[*keys, *groups], how="anti"),
             [*keys, *groups],
             "target=: ",
@@ -1624,7 +1605,9 @@ def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
         assert prep.universe is not None
         outside = shares.select(groups).unique().join(prep.universe, on=groups, how="anti")
         checks.append(
-            _offending(outside, groups, "target=: ", " group(s) are not in the listed universe")
+            validate.offending(
+                outside, groups, "target=: ", " group(s) are not in the listed universe"
+            )
         )
     prep.checks.extend(checks)
     return _Reference(shares.rename({"share": _SHARE}), [*keys, *groups])

@@ -9,7 +9,14 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import fair
-from frameaudit._engine import POINT, REPLICATE, Bootstrap, interval, paired_replicates
+from frameaudit._engine import (
+    POINT,
+    REPLICATE,
+    Bootstrap,
+    interval,
+    paired_replicates,
+    schema_names,
+)
 from frameaudit._registry import Metric, metrics
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair.ranking import Size
@@ -48,6 +55,8 @@ def ranking(
     relevance: str | None = None,
     ctr: str | None = None,
     relevant: str | None = None,
+    judgments: Any | None = None,
+    sample: str | None = None,
     p: float = 0.5,
     decay: float = 0.5,
     by: str | Sequence[str] | None = None,
@@ -81,6 +90,15 @@ def ranking(
         Click-through-rate column in [0, 1] (EXPRU, with ``relevance``).
     relevant
         Binary (0/1) relevance column (ERBR).
+    judgments
+        Graded judgments (query, item, relevance), as for
+        :func:`frameaudit.fair.expected_exposure`: adds EE-L, EE-D and EE-R (RBP, patience
+        1/2; ``ranking`` is the query and ``item`` is required), per group when the
+        judgments hold the group column(s), else per item. With ``ci``, their intervals are
+        over the judged queries (counted in the ``rankings`` column).
+    sample
+        With ``judgments``: the sample column of a stochastic ranker's run (several sampled
+        rankings per query).
     p
         AWRF's stopping probability in (0, 1].
     decay
@@ -173,6 +191,10 @@ def ranking(
         worst.extend(_worst_rankings(ndkl, tables, partitions))
         step(2)
         notes: list[str] = []
+        if judgments is not None:
+            summary += _expected_exposure(
+                frame, judgments, {**positions, "sample": sample, "by": by}, keys, boot
+            )
         if relevance:
             iaa, note = _iaa(frame, {**positions, "relevance": relevance, **weighting}, boot)
             summary.append(iaa)
@@ -184,13 +206,9 @@ def ranking(
             frame, called, boot=boot, reference=reference, partitions=partitions, keys=keys
         )
         step()
-    group_names = " × ".join(keys)
-    title = f"Fair-ranking report by {group_names}"
-    if partitions:
-        title += f", per {' × '.join(partitions)}"
     return Report(
         family="ranking",
-        title=title,
+        title=_title(keys, partitions),
         keys=tuple(keys),
         by=tuple(partitions),
         per_group=per_group.sort([*partitions, *keys], nulls_last=True),
@@ -209,6 +227,8 @@ def ranking(
             "relevance": relevance,
             "ctr": ctr,
             "relevant": relevant,
+            "judgments": None if judgments is None else "given",
+            "sample": sample,
             "p": float(p),
             "decay": float(decay),
             "by": partitions or None,
@@ -396,6 +416,46 @@ _IAA_NOTE = (
     "bootstrap holds one sum per item and replicate (items x n_boot of them); "
     "fa.fair.iaa(..., ci=) computes it where that fits in memory."
 )
+
+
+def _title(keys: list[str], partitions: list[str]) -> str:
+    title = f"Fair-ranking report by {' × '.join(keys)}"
+    return f"{title}, per {' × '.join(partitions)}" if partitions else title
+
+
+def _expected_exposure(
+    frame: Any,
+    judgments: Any,
+    roles: dict[str, Any],
+    keys: list[str],
+    boot: dict[str, Any],
+) -> list[pl.DataFrame]:
+    """EE-L, EE-D and EE-R's summary rows: per group where the judgments hold the groups."""
+    if roles["ranking"] is None or roles["item"] is None:
+        msg = (
+            "judgments=: expected exposure needs ranking= (the query column) and item= (the "
+            "item column of the log and of the judgments)"
+        )
+        raise InvalidParameterError(msg)
+    grouped = set(keys) <= set(schema_names(judgments))
+    result = _tables.eager(
+        fair.expected_exposure(
+            frame, judgments=judgments, **roles, group=keys if grouped else None, **boot
+        )
+    )
+    partitions = result.columns[: result.columns.index("ee_l")]
+    rows = []
+    for column in fair.exposure.COLUMNS:
+        shown: list[str | pl.Expr] = [*partitions, column]
+        if boot:
+            shown += [
+                f"{column}_lo",
+                f"{column}_hi",
+                pl.col("queries").alias(LAYOUT.unit),
+                pl.col(f"{column}_undefined_replicates").alias("undefined_replicates"),
+            ]
+        rows.append(_single(column, result.select(shown), boot.get("ci"), None))
+    return rows
 
 
 def _ndkl(

@@ -16,7 +16,7 @@ import polars as pl
 from tqdm.auto import tqdm
 
 from frameaudit._engine import is_frame
-from frameaudit._registry import entry
+from frameaudit._registry import shown
 from frameaudit.exceptions import frameaudit_errors
 
 __all__ = [
@@ -90,10 +90,7 @@ def label(names: Sequence[str], schema: Mapping[str, Any] | None = None) -> pl.E
 
 def direction(metric: str) -> tuple[str, str]:
     """What the best value of the registered ``metric`` is and means, and its range."""
-    found = entry(metric)
-    assert found.best is not None, metric
-    assert found.range is not None, metric
-    return found.best, found.range
+    return shown(metric)
 
 
 def summary_row(

@@ -37,7 +37,7 @@ from frameaudit._engine import (
     long_form,
     text,
 )
-from frameaudit._expr import WHOLE, aggregate, partitioned, safe_div
+from frameaudit._expr import WHOLE, partitioned, safe_div
 from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidDtypeError
 
@@ -499,32 +499,7 @@ def with_intervals(
                 for end in ("lo", "hi")
             )
         )
-    # several columns: one interval computation over the long form, then back to one row
-    value = "__fa_value"
-    estimate = [*runs.partition, *keys]
-    long = long_form(
-        values, [*estimate, REPLICATE], columns, runs.source, name="metric", picks={value: str}
-    )
-    result = runs.estimation.interval(long, [*keys, "metric"], value)
-    parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
-    metric = nw.col("metric")
-    picks = [
-        nw.when(metric == c).then(nw.col(source)).alias(f"{c}{suffix}")
-        for c in columns
-        for suffix, source in parts.items()
-    ]
-    wide = aggregate(
-        result.with_columns(*picks),
-        estimate,
-        *(nw.col(f"{c}{suffix}").max() for c in columns for suffix in parts),
-        nw.col(UNITS).max(),
-    )
-    return wide.select(
-        *estimate,
-        *(f"{c}{suffix}" for c in columns for suffix in ("", "_lo", "_hi")),
-        UNITS,
-        *(f"{c}_{UNDEFINED}" for c in columns),
-    )
+    return runs.estimation.intervals(values, keys, columns)
 
 
 def _shown(runs: Runs, result: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:

@@ -399,7 +399,7 @@ def test_duckdb_value_errors_are_frameaudit_errors() -> None:
         _check(raised, case.fragments)
 
 
-@pytest.mark.parametrize("metric", fa.metrics("ranking"), ids=lambda m: m.name)
+@pytest.mark.parametrize("metric", fa.metrics("ranking", "group", "single"), ids=lambda m: m.name)
 def test_valid_base_frame_raises_nothing(metric: Metric) -> None:
     """The cases above fail because of their change, not because the base frame is bad."""
     grouped = "groups" in inspect.signature(metric.function).parameters

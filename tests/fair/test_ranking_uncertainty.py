@@ -24,7 +24,7 @@ from tests.conftest import Constructor, assert_frame_close, to_polars
 from tests.reference.ranking import expected, explicit_size, random_rankings
 
 EXTRA: dict[str, dict[str, Any]] = {
-    m.name: arguments(m, {"relevant": "binary"}) for m in entries("ranking")
+    m.name: arguments(m, {"relevant": "binary"}) for m in entries("ranking", "group", "single")
 }
 GROUPED = names("ranking", "group")
 WEIGHTS = {0: 0, 1: 1, 2: 2, 3: 3, 4: 1, 5: 2}
@@ -219,7 +219,10 @@ _ENGINE_OPTIONS: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize(
     ("metric", "options"),
-    [(m, _ENGINE_OPTIONS[i % len(_ENGINE_OPTIONS)]) for i, m in enumerate(names("ranking"))],
+    [
+        (m, _ENGINE_OPTIONS[i % len(_ENGINE_OPTIONS)])
+        for i, m in enumerate(names("ranking", "group", "single"))
+    ],
     ids=lambda value: value if isinstance(value, str) else "-".join(map(str, value)),
 )
 def test_same_seed_same_interval_on_every_engine(

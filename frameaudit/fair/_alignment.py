@@ -1,0 +1,139 @@
+"""Soft group membership: items aligned with groups by weights (TREC 2022 alignment vectors).
+
+An alignment is a frame with the item column, one group column and ``weight``: an item's
+weights sum to 1 over its groups. Several alignments (one per dimension: gender, region, …)
+combine into intersectional cells, each with the product of the item's weights in the
+dimensions. An item that an alignment does not list goes to an explicit ``unknown`` level of
+that dimension, or is spread uniformly over the dimension's levels (``unaligned=``). A hard
+group is the special case of weight 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import narwhals.stable.v2 as nw
+
+from frameaudit import _validate as validate
+from frameaudit._engine import Source, align, is_frame
+from frameaudit._roles import Names, Role, column_names
+from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
+
+__all__ = ["SHARE", "UNALIGNED", "UNKNOWN", "Unaligned", "aligned", "alignment_frames"]
+
+Unaligned = Literal["unknown", "uniform"]
+UNALIGNED: tuple[Unaligned, ...] = ("unknown", "uniform")
+UNKNOWN = "unknown"
+"""The level an unaligned item takes with ``unaligned="unknown"``."""
+SHARE = "__fa_member"
+"""The column with an item's weight in a cell."""
+_TOLERANCE = 1e-9
+_WEIGHT = "weight"
+
+
+def alignment_frames(alignment: Any, group: Names | None) -> tuple[list[Any], list[str]]:
+    """The alignment frames and the group column of each (``group=``, one name per frame).
+
+    Reads no data: ``alignment`` is a frame or a list of frames.
+    """
+    frames = list(alignment) if isinstance(alignment, list | tuple) else [alignment]
+    if not frames or not all(is_frame(f) for f in frames):
+        msg = (
+            f"alignment={alignment!r}: expected a frame with the item column, a group column "
+            "and 'weight' (or a list of them, one per dimension)"
+        )
+        raise InvalidParameterError(msg)
+    names = column_names(Role("group", group if group is not None else "group", many=True))
+    if len(names) != len(frames):
+        msg = (
+            f"group={group!r}: with alignment= give one group column per alignment frame "
+            f"({len(frames)}), found {len(names)}"
+        )
+        raise InvalidParameterError(msg)
+    return frames, names
+
+
+def aligned(
+    items: nw.LazyFrame[Any],
+    frames: Sequence[Any],
+    groups: Sequence[str],
+    *,
+    item: str,
+    source: Source,
+    unaligned: Unaligned,
+) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
+    """Each item of ``items`` (a frame of the ``item`` column) with its cells and weights.
+
+    Returns the rows (``item``, the group columns, :data:`SHARE`), one per item and cell of
+    positive weight, and the alignments' checks: no nulls, weights in [0, 1] summing to 1 per
+    item, each (item, group) once.
+    """
+    item_dtype = items.collect_schema()[item]
+    checks: list[validate.Check] = []
+    table: nw.LazyFrame[Any] | None = None
+    for frame, group in zip(frames, groups, strict=True):
+        name = "alignment"
+        dimension = align(
+            frame, source, {item: "item", group: "group", _WEIGHT: "alignment"}, frame_name=name
+        )
+        dimension = dimension.select(item, group, _WEIGHT)
+        validate.require_dtype(dimension, _WEIGHT, "alignment", "numeric")
+        dtype = dimension.collect_schema()[item]
+        if dtype != item_dtype:
+            if not (dtype.is_integer() and item_dtype.is_integer()):
+                msg = (
+                    f"alignment=: its items have dtype {dtype}, but item={item!r} has dtype "
+                    f"{item_dtype}; convert one of them so that they match"
+                )
+                raise InvalidDtypeError(msg)
+            dimension = dimension.with_columns(nw.col(item).cast(item_dtype))
+        weight = nw.col(_WEIGHT).cast(nw.Float64)
+        totals = dimension.group_by(item).agg(weight.sum().alias("__fa_total"))
+        off = totals.filter(
+            ((nw.col("__fa_total") - 1.0).abs() > _TOLERANCE) | nw.col("__fa_total").is_nan()
+        )
+        checks += [
+            validate.no_nulls(
+                dimension,
+                {item: "alignment item", group: "alignment group", _WEIGHT: "alignment weight"},
+            ),
+            validate.in_range(dimension, _WEIGHT, "alignment weight", 0, 1),
+            validate.unique_within(
+                dimension, [item, group], "alignment=", "one weight per (item, group)"
+            ),
+            validate.offending(
+                off.select(item), [item], "alignment=: the weights of ", " item(s) do not sum to 1"
+            ),
+        ]
+        rows = dimension.filter(weight > 0).select(item, group, weight.alias(SHARE))
+        missing = items.join(dimension.select(item).unique(), on=item, how="anti")
+        if unaligned == "unknown":
+            group_dtype = dimension.collect_schema()[group]
+            if group_dtype != nw.String:
+                msg = (
+                    f"unaligned='unknown': the alignment's group column {group!r} has dtype "
+                    f"{group_dtype}, which cannot hold the level 'unknown'; cast it to text or "
+                    "pass unaligned='uniform'"
+                )
+                raise InvalidDtypeError(msg)
+            filled = missing.with_columns(nw.lit(UNKNOWN).alias(group), nw.lit(1.0).alias(SHARE))
+        else:
+            levels = dimension.select(group).unique()
+            count = levels.select(nw.len().cast(nw.Float64).alias("__fa_levels"))
+            filled = (
+                missing.join(levels, how="cross")
+                .join(count, how="cross")
+                .with_columns((1.0 / nw.col("__fa_levels")).alias(SHARE))
+            )
+        cells = nw.concat([rows, filled.select(item, group, SHARE)], how="vertical")
+        if table is None:
+            table = cells
+        else:
+            table = (
+                table.join(cells, on=item, how="inner", suffix="__fa_next")
+                .with_columns((nw.col(SHARE) * nw.col(f"{SHARE}__fa_next")).alias(SHARE))
+                .drop(f"{SHARE}__fa_next")
+            )
+    assert table is not None
+    return table.select(item, *groups, SHARE), checks
