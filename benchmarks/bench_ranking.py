@@ -34,15 +34,6 @@ from frameaudit.datasets import biased_rankings
 
 RESULTS = Path(__file__).parent / "results" / "ranking.md"
 METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
-VALUES: dict[str, dict[str, str]] = {
-    "expu": {"relevance": "relevance"},
-    "expru": {"relevance": "relevance", "ctr": "ctr"},
-    "erbr": {"relevance": "relevant"},
-    "iaa": {"relevance": "relevance"},
-}
-"""The value columns each metric reads, beyond the ranking and the group (as ``tidy_data``)."""
-
-
 SIZED = ("exp", "awrf", "erbp")
 """The metrics whose V_g divides by n_g: each benchmark row is its own item (size="rows")."""
 # checkouts before the explicit choice of n_g (bench_calls --against) have no size=
@@ -50,10 +41,17 @@ _HAS_SIZE = "size" in inspect.signature(fa.fair.exp).parameters
 
 
 def roles_of(metric: str) -> dict[str, str]:
-    """The roles of a call of ``metric`` by ranking and group (IAA has no group)."""
-    groups = {} if metric == "iaa" else {"group": "group"}
+    """The roles of a call of ``metric`` by ranking and group (as the registry declares them:
+    the value columns of ``tidy_data`` are named after the report's parameters; a checkout
+    without the registry calls the metrics that need only these two)."""
+    found = (
+        {m.name: m for m in fa.metrics("ranking")}.get(metric) if hasattr(fa, "metrics") else None
+    )
+    grouped = getattr(found, "grouped", True)
+    values = dict(found.roles) if found is not None else {}
+    groups = {"group": "group"} if grouped else {}
     size = {"size": "rows"} if metric in SIZED and _HAS_SIZE else {}
-    return {"ranking": "ranking", **groups, **size, **VALUES.get(metric, {})}
+    return {"ranking": "ranking", **groups, **size, **values}
 
 
 def best_of(fn: Callable[[], Any], repeats: int) -> float:

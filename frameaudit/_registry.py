@@ -65,6 +65,10 @@ class Metric:
     worst: Literal["low", "high"] | None = None
     """For ``clusters``, whether the lowest or the highest cluster term is the worst; for
     ``pairs``, the same of the pairs (None where no pair is worse than another: EC_g)."""
+    grouped: bool = True
+    """Whether it takes the items' groups (``group=``, ``groups=``, ``universe=``) as the
+    group metrics do; False for a metric without groups (IAA) or whose groups are the
+    rankings' (nDCG's quality of service per group)."""
     outputs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     """For a ``table`` whose columns a report shows as metrics: each column's best value and
     what it means, and its range (``{"ee_l": ("lower is better …", "[0, inf)")}``)."""
@@ -105,6 +109,7 @@ def registered(
     note: str = "",
     worst: Literal["low", "high"] | None = None,
     outputs: Mapping[str, tuple[str, str]] | None = None,
+    grouped: bool = True,
 ) -> Callable[[F], F]:
     """Record the decorated function in the registry as a ``kind`` of ``family``.
 
@@ -133,6 +138,7 @@ def registered(
             options,
             note,
             worst,
+            grouped,
             dict(outputs or {}),
         )
         return function

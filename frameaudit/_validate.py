@@ -163,6 +163,8 @@ def first_offender(
     The keys become columns ``{prefix}0``, ``{prefix}1``, ... (null when nothing offends):
     a top-1 of the offenders, part of the same plan as the counts.
     """
+    if not keys:
+        return counts
     renamed = [f"{prefix}{j}" for j in range(len(keys))]
     first = offenders.select(*(nw.col(k).alias(r) for k, r in zip(keys, renamed, strict=True)))
     first = first.sort(renamed, nulls_last=True).head(1)

@@ -227,6 +227,11 @@ def _expected_exposure(run: Any, judgments: Any, **kwargs: Any) -> Any:
     return fa.fair.expected_exposure(run, judgments=judgments, **kwargs)
 
 
+def _ndcg_judged(run: Any, judgments: Any, **kwargs: Any) -> Any:
+    """nDCG with the ideal from judgments (by keyword there; positional here)."""
+    return fa.fair.ndcg(run, judgments=judgments, **kwargs)
+
+
 RANKING = _ranking_frame()
 RUN = RANKING.select("part", "query", "rank", "item", sample=pl.col("rank") % 2)
 JUDGMENTS = RANKING.select("query", "item", "group", grade=(pl.col("relevance") * 4).round())
@@ -362,11 +367,33 @@ def _ranking_specs() -> list[Spec]:
         spec("expru", extra={"relevance": "relevance", "ctr": "ctr"}),
         spec("erbr", extra={"relevance": "binary"}),
         spec("ndkl", options=()),
+        spec(
+            "awrf_js",
+            kwargs={"target": {"a": 0.25, "b": 0.25, "c": 0.5}},
+            options=(("discount", "trec"), ("patience", 1.0), ("target", [0.5])),
+        ),
         Spec(
             "iaa",
             fa.fair.iaa,
             (RANKING,),
             {p: c for p, c in RANK_KWARGS.items() if p != "group"} | {"relevance": "relevance"},
+            iaa_roles,
+            sharing=PARTITIONS,
+        ),
+        Spec(
+            "ndcg",
+            fa.fair.ndcg,
+            (RANKING,),
+            {p: c for p, c in RANK_KWARGS.items() if p != "group"} | {"relevance": "relevance"},
+            iaa_roles,
+            sharing=PARTITIONS,
+            options=(("k", 0), ("k", 2.5), ("gain", "log"), ("discount", "rbp")),
+        ),
+        Spec(
+            "ndcg[judgments]",
+            _ndcg_judged,
+            (RANKING, JUDGMENTS),
+            {p: c for p, c in RANK_KWARGS.items() if p != "group"} | {"relevance": "grade"},
             iaa_roles,
             sharing=PARTITIONS,
         ),

@@ -4,7 +4,8 @@ An alignment is a frame with the item column, one group column and ``weight``: a
 weights sum to 1 over its groups. Several alignments (one per dimension: gender, region, …)
 combine into intersectional cells, each with the product of the item's weights in the
 dimensions. An item that an alignment does not list goes to an explicit ``unknown`` level of
-that dimension, or is spread uniformly over the dimension's levels (``unaligned=``). A hard
+that dimension, is spread uniformly over the dimension's levels, or is left out (``unaligned=``;
+leaving it out is what the TREC Fair Ranking code does with a page its alignments lack). A hard
 group is the special case of weight 1.
 """
 
@@ -22,8 +23,8 @@ from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = ["SHARE", "UNALIGNED", "UNKNOWN", "Unaligned", "aligned", "alignment_frames"]
 
-Unaligned = Literal["unknown", "uniform"]
-UNALIGNED: tuple[Unaligned, ...] = ("unknown", "uniform")
+Unaligned = Literal["unknown", "uniform", "drop"]
+UNALIGNED: tuple[Unaligned, ...] = ("unknown", "uniform", "drop")
 UNKNOWN = "unknown"
 """The level an unaligned item takes with ``unaligned="unknown"``."""
 SHARE = "__fa_member"
@@ -108,7 +109,10 @@ def aligned(
         ]
         rows = dimension.filter(weight > 0).select(item, group, weight.alias(SHARE))
         missing = items.join(dimension.select(item).unique(), on=item, how="anti")
-        if unaligned == "unknown":
+        filled: nw.LazyFrame[Any] | None
+        if unaligned == "drop":
+            filled = None
+        elif unaligned == "unknown":
             group_dtype = dimension.collect_schema()[group]
             if group_dtype != nw.String:
                 msg = (
@@ -126,7 +130,11 @@ def aligned(
                 .join(count, how="cross")
                 .with_columns((1.0 / nw.col("__fa_levels")).alias(SHARE))
             )
-        cells = nw.concat([rows, filled.select(item, group, SHARE)], how="vertical")
+        cells = (
+            rows
+            if filled is None
+            else nw.concat([rows, filled.select(item, group, SHARE)], how="vertical")
+        )
         if table is None:
             table = cells
         else:

@@ -59,6 +59,7 @@ from frameaudit._engine import (
     is_frame,
     long_form,
     order_marks,
+    order_within,
     per_order,
     requested_bootstrap,
     running_along,
@@ -75,10 +76,11 @@ from frameaudit._expr import (
     partitioned,
     safe_div,
 )
-from frameaudit._params import UNCERTAINTY, Choice, Optional, Real, Several, constraints
+from frameaudit._params import UNCERTAINTY, Choice, Integer, Optional, Real, Several, constraints
 from frameaudit._registry import registered
-from frameaudit._roles import Names, Role, bind, column_names
+from frameaudit._roles import Names, Role, bind, column_names, owners
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
+from frameaudit.fair._alignment import SHARE, UNALIGNED, Unaligned, aligned, alignment_frames
 
 __all__ = [
     "COMBOS",
@@ -87,6 +89,7 @@ __all__ = [
     "Combos",
     "arp",
     "awrf",
+    "awrf_js",
     "combine",
     "erbe",
     "erbp",
@@ -95,6 +98,7 @@ __all__ = [
     "expru",
     "expu",
     "iaa",
+    "ndcg",
     "ndkl",
 ]
 
@@ -157,6 +161,8 @@ class _Prepared:
     groups the data holds (in any partition, in rankings of positive weight)."""
     checks: list[validate.Check] = field(default_factory=list)
     size: Size = "rows"
+    queries: list[str] = field(default_factory=list)
+    """The ``ranking=`` columns (without the partition's)."""
 
     @property
     def rankings(self) -> list[str]:
@@ -175,6 +181,7 @@ def _prepare(
     groups: GroupMapping | None,
     by: Names | None,
     values: Mapping[str, str] | None = None,
+    grades: int | None = 1,
     grouped: bool = True,
     weight: str | None = None,
     bootstrap: Bootstrap | None = None,
@@ -187,7 +194,8 @@ def _prepare(
     """Validate the schema, bring the frame into the engine, join the group mapping.
 
     ``sized``: the metric's value divides by the group size, which must then be a choice
-    (``size=``, or ``item=``) where a partition holds several rankings. ``listed_combos``:
+    (``size=``, or ``item=``) where a partition holds several rankings. ``grades``: the
+    largest value the ``values`` columns take (None: any non-negative number). ``listed_combos``:
     the output names its combos in a ``combo`` column.
     """
     values = dict(values or {})
@@ -243,7 +251,7 @@ def _prepare(
         validate.in_range(lf, rank, "rank", 1, None),
     ]
     for parameter, column in values.items():
-        checks.append(validate.in_range(lf, column, parameter, 0, 1))
+        checks.append(validate.in_range(lf, column, parameter, 0, grades))
     known = None
     if grouped and groups is None and universe is not None:
         known, universe_checks = _universe(lf, group_names, universe, source)
@@ -284,6 +292,7 @@ def _prepare(
         known,
         checks,
         size if several else "rows",
+        ranking_names,
     )
 
 
@@ -1739,6 +1748,450 @@ def _ndkl_step(count: nw.Expr, order: nw.Expr, share: nw.Expr) -> nw.Expr:
     return nw.when(share > 0).then(step).otherwise(nw.lit(0.0))
 
 
+Discount = Literal["log", "log2", "rbp"]
+DISCOUNTS: tuple[Discount, ...] = get_args(Discount)
+
+
+def position_weight(rank: str, kind: Discount, patience: float) -> nw.Expr:
+    """The attention position k gets (Float64).
+
+    TREC's 1/log2(max(k, 2)) (``"log"``), the usual 1/log2(k+1) (``"log2"``) or RBP's
+    patience^(k−1) (``"rbp"``).
+    """
+    k = nw.col(rank).cast(nw.Float64)
+    if kind == "log":
+        return 1.0 / nw.when(k < 2.0).then(nw.lit(2.0)).otherwise(k).log(base=2)
+    if kind == "log2":
+        return discount(nw.col(rank))
+    return nw.lit(float(patience)) ** (k - 1.0)
+
+
+_ATTENTION = "__fa_attention"
+_WANTED = "__fa_wanted"
+
+
+@registered(
+    "ranking",
+    "single",
+    unit=UNITS,
+    best="higher is better (1 = attention matches the target)",
+    range="[0, 1]",
+    options=("discount", "patience"),
+)
+@constraints(
+    discount=Choice(DISCOUNTS),
+    patience=Real(0.0, 1.0, low_open=True, high_open=True),
+    unaligned=Choice(UNALIGNED),
+    **UNCERTAINTY,
+)
+@shared_docs(uncertainty=_RANKING_UNCERTAINTY)
+def awrf_js(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    group: Names = "group",
+    ranking: Names | None = None,
+    item: str | None = None,
+    groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
+    universe: Universe | None = None,
+    target: Target | None = None,
+    discount: Discount = "log",
+    patience: float = 0.5,
+    by: Names | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
+    r"""Attention-weighted rank fairness against a target, as TREC scores it: 1 − JS².
+
+    Per ranking, a group's attention is the summed position weight of its items (TREC's
+    1/log2(max(k, 2)) by default); the attention distribution a (over the groups) is
+    compared with the target distribution D by the Jensen–Shannon divergence, natural log:
+    :math:`\mathrm{AWRF_{JS}} = 1 - \mathrm{JS}(a, D)^2`, where JS is the distance (the
+    TREC Fair Ranking track's task-1 fairness score, 2021 and 2022). 1 is best; the lowest
+    value is 1 − ln 2 ≈ 0.307. The value of a partition is the mean over its rankings
+    (``by=`` the ranking column: one value per ranking).
+
+    Parameters
+    ----------
+    frame
+        One row per ranked item (a run).
+    rank, group, ranking, item, groups, universe
+        The column roles, the mapping and the group universe, as for :func:`exp`.
+    alignment
+        Soft groups instead of ``group=`` columns: a frame with the item column, a group
+        column (named by ``group=``) and ``weight``, an item's weights summing to 1 (TREC
+        2022's alignment vectors), or a list of such frames, one per dimension, whose cells
+        weigh the product of the item's weights. Needs ``item=`` and ``target=``.
+    unaligned
+        An item an alignment does not list: ``"unknown"`` (a level ``unknown`` of the
+        dimension), ``"uniform"`` (spread evenly over its levels) or ``"drop"`` (no
+        attention: what the TREC code does with a page missing from its alignments).
+    target
+        D: a mapping group → share (summing to 1), a frame of the group column(s) and
+        ``share`` (optionally per ``by`` or ``ranking`` column, e.g. one per query), or
+        ``"ranking"`` (each ranking's own group mix). Default: the universe's shares in the
+        whole frame, as NDKL's (then null where a universe group has no row). A group of
+        the data needs a share (0 is allowed).
+    discount
+        ``"log"``: 1/log2(max(k, 2)), TREC's; ``"log2"``: 1/log2(k+1); ``"rbp"``:
+        patience^(k−1).
+    patience
+        RBP's patience in (0, 1) (``discount="rbp"``).
+    by
+        Partition column(s).
+    weight, ci, n_boot, seed
+        <<uncertainty>>
+
+    Returns
+    -------
+    A frame of the input's kind: the ``by`` columns and ``awrf_js`` (Float64), one row per
+    partition (with ``ci``: ``awrf_js_lo``, ``awrf_js_hi``, ``rankings`` and
+    ``undefined_replicates``). Null where a ranking's items get no attention at all
+    (every item dropped), and as for NDKL's default target.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> run = pl.DataFrame({"rank": [1, 2, 3, 4], "group": ["a", "a", "b", "b"]})
+    >>> round(fa.fair.awrf_js(run, target={"a": 0.5, "b": 0.5}).item(), 6)
+    0.990145
+    """
+    if alignment is not None:
+        if item is None:
+            raise InvalidParameterError("alignment=: give item= the item column to join on")
+        if target is None or (isinstance(target, str) and target == "ranking"):
+            msg = (
+                f"target={target!r}: with alignment= give the target distribution over the "
+                "alignment's groups (a mapping or a frame of shares)"
+            )
+            raise InvalidParameterError(msg)
+        frames, names = alignment_frames(alignment, group)
+    prep = _prepare(
+        frame,
+        "awrf_js",
+        rank=rank,
+        group=group if alignment is None else None,
+        grouped=alignment is None,
+        ranking=ranking,
+        item=item,
+        groups=groups,
+        by=by,
+        weight=weight,
+        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        universe=universe,
+    )
+    if alignment is None:
+        prep.frame = prep.frame.with_columns(nw.lit(1.0).alias(SHARE))
+    else:
+        assert item is not None
+        cells, checks = aligned(
+            prep.frame.select(item).unique(),
+            frames,
+            names,
+            item=item,
+            source=prep.estimation.source,
+            unaligned=unaligned,
+        )
+        prep.frame = prep.frame.join(cells, on=item, how="inner")
+        prep.groups = names
+        prep.checks.extend(checks)
+    reference = _reference(prep, target, listed=universe is not None)
+    rankings, groups_ = prep.rankings, prep.groups
+    weight_kept = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
+    attention = position_weight(rank, discount, patience) * nw.col(SHARE)
+    rows = prep.frame.with_columns(attention.alias(_ATTENTION))
+    per_group = exact_sums(rows, [*rankings, *groups_], [_ATTENTION, SHARE], *weight_kept)
+    totals = exact_sums(per_group, rankings, [_ATTENTION, SHARE], *weight_kept)
+    if reference.shares is None:  # each ranking's own mix
+        wanted = per_group.join(
+            totals.select(*rankings, nw.col(SHARE).alias("__fa_all")), on=rankings
+        ).select(*rankings, *groups_, (nw.col(SHARE) / nw.col("__fa_all")).alias(_WANTED))
+    else:
+        keys = [c for c in reference.on if c not in groups_]
+        ranked = totals.select(rankings)
+        wanted = (
+            ranked.join(reference.shares, on=keys, how="left")
+            if keys
+            else ranked.join(reference.shares, how="cross")
+        ).select(*rankings, *groups_, nw.col(_SHARE).alias(_WANTED))
+    cells_ = [*rankings, *groups_]
+    grid = nw.concat([per_group.select(cells_), wanted.select(cells_)], how="vertical").unique()
+    grid = (
+        grid.join(per_group.select(*cells_, _ATTENTION), on=cells_, how="left")
+        .join(wanted, on=cells_, how="left")
+        .join(totals.select(*rankings, nw.col(_ATTENTION).alias("__fa_total")), on=rankings)
+    )
+    a = nw.col(_ATTENTION).fill_null(0.0) / nw.col("__fa_total")
+    d = nw.col(_WANTED).fill_null(0.0)
+    half = 0.5
+    # ½ a ln(2a/(a+d)) + ½ d ln(2d/(a+d)), each 0 where its weight is 0
+    term = nw.when(a > 0).then(half * a * (2.0 * a / (a + d)).log()).otherwise(0.0) + nw.when(
+        d > 0
+    ).then(half * d * (2.0 * d / (a + d)).log()).otherwise(0.0)
+    kept = [prep.estimation.weight] if prep.estimation.weight else []
+    divergence = exact_sums(grid.with_columns(term.alias("__fa_js")), rankings, ["__fa_js"]).join(
+        totals.select(*rankings, nw.col(_ATTENTION).alias("__fa_total"), *kept), on=rankings
+    )
+    value = nw.when(nw.col("__fa_total") > 0).then(1.0 - nw.col("__fa_js")).otherwise(null_float())
+    weighted = prep.estimation.unit_weight()
+    terms = divergence.with_columns(value.alias("awrf_js")).with_columns(
+        (nw.col("awrf_js") * weighted).alias(_NUM), weighted.alias(_DEN)
+    )
+    sums = _over_units(prep, terms, [], [_NUM, _DEN])
+    result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("awrf_js"))
+    if reference.unknown is not None:
+        unknown = nw.col(_UNKNOWN) > 0
+        result = result.join(reference.unknown, how="cross").with_columns(
+            nw.when(unknown).then(null_float()).otherwise(nw.col("awrf_js")).alias("awrf_js")
+        )
+    return _conclude(prep, result, "awrf_js", [])
+
+
+Gain = Literal["linear", "exponential"]
+GAINS: tuple[Gain, ...] = get_args(Gain)
+_GAIN = "__fa_gain"
+_IDEAL = "__fa_ideal"
+
+
+@registered(
+    "ranking",
+    "single",
+    unit=UNITS,
+    best="higher is better (1 = the ideal order)",
+    range="[0, 1]",
+    roles={"relevance": "relevance"},
+    options=("k",),
+    grouped=False,
+)
+@constraints(
+    k=Optional(Integer(1)),
+    gain=Choice(GAINS),
+    discount=Choice(("log2", "log")),
+    combo=_COMBOS,
+    **UNCERTAINTY,
+)
+@shared_docs(uncertainty=_RANKING_UNCERTAINTY)
+def ndcg(
+    frame: Any,
+    *,
+    rank: str = "rank",
+    ranking: Names | None = None,
+    item: str | None = None,
+    relevance: str = "relevance",
+    judgments: Any | None = None,
+    k: int | None = None,
+    gain: Gain = "linear",
+    discount: Literal["log2", "log"] = "log2",
+    group: Names | None = None,
+    universe: Universe | None = None,
+    combo: Combos | None = "MinMaxRatio",
+    by: Names | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
+    r"""Normalised discounted cumulative gain per ranking, its mean, and per group of rankings.
+
+    :math:`\mathrm{DCG@k} = \sum_{j \le k} g(\mathrm{rel}_j)\,d(j)` over a ranking's
+    positions j, with the gain g linear (rel) or exponential (2^rel − 1) and the discount d
+    1/log2(j+1) (``"log2"``, trec_eval's and ranx's) or 1/log2(max(j, 2)) (``"log"``, the
+    TREC Fair Ranking track's); nDCG@k divides by the DCG@k of the ideal order: the query's
+    judged grades in decreasing order (``judgments=``), else the ranking's own relevance
+    values. A ranking with no relevant item scores 0 (as trec_eval and ranx score it). The
+    value of a partition is the mean over its rankings (queries the run does not rank are not
+    scored).
+
+    With ``group=``, the groups are the rankings' (a query's or a user's group: one value per
+    ranking): each group's mean nDCG, the quality of service each group gets, combined by
+    ``combo`` as the group metrics are (``combo=None``: the per-group values, with ``n`` the
+    group's rankings).
+
+    Parameters
+    ----------
+    frame
+        One row per ranked item.
+    rank, ranking, item
+        The position (1-based), the ranking (query) column(s) and the item id, as for
+        :func:`exp`. ``item`` is needed with ``judgments``.
+    relevance
+        Without ``judgments``: the run's relevance column (non-negative grades); with them,
+        the judgments' grade column.
+    judgments
+        Graded judgments: a frame with the query column(s) (those of ``ranking`` it holds),
+        the item column and ``relevance``; an item it does not judge has grade 0.
+    k
+        The cutoff (None: every position).
+    gain
+        ``"linear"`` (rel) or ``"exponential"`` (2^rel − 1).
+    discount
+        ``"log2"``: 1/log2(j+1); ``"log"``: 1/log2(max(j, 2)) (TREC Fair Ranking).
+    group
+        Column(s) of the rankings' groups: one value within each ranking.
+    universe
+        The groups the combo compares (as for :func:`exp`).
+    combo
+        With ``group``: one or more of :data:`COMBOS`, or None.
+    by
+        Partition column(s).
+    weight, ci, n_boot, seed
+        <<uncertainty>>
+
+    Returns
+    -------
+    A frame of the input's kind: ``by`` and ``ndcg`` per partition; with ``group`` and a
+    combo, the combined value (several combos: a ``combo`` column); with ``combo=None``, one
+    row per group with ``n``. With ``ci``: ``ndcg_lo``, ``ndcg_hi``, ``rankings`` and
+    ``undefined_replicates``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import frameaudit as fa
+    >>> run = pl.DataFrame({"rank": [1, 2, 3], "relevance": [0.0, 1.0, 0.5]})
+    >>> round(fa.fair.ndcg(run).item(), 6)  # (1/log2 3 + 0.5/2) / (1 + 0.5/log2 3)
+    0.669672
+    """
+    bootstrap = requested_bootstrap(ci, n_boot, seed)
+    if judgments is not None:
+        if item is None:
+            raise InvalidParameterError("judgments=: give item= the item column to join on")
+        # the grade column is the judgments': no column of the run may play it too
+        owners(
+            {
+                r.parameter: column_names(r)
+                for r in (
+                    Role("rank", rank),
+                    Role("ranking", ranking, many=True, optional=True),
+                    Role("item", item),
+                    Role("group", group, many=True, optional=True),
+                    Role("by", by, many=True, optional=True),
+                    Role("weight", weight, optional=True),
+                    Role("relevance", relevance),
+                )
+            },
+            sharing=[frozenset(("by", "ranking"))],
+        )
+    per_group = group is not None and combo is None
+    prep = _prepare(
+        frame,
+        "ndcg",
+        rank=rank,
+        group=group,
+        grouped=group is not None,
+        ranking=ranking,
+        item=item,
+        groups=None,
+        by=by,
+        values={} if judgments is not None else {"relevance": relevance},
+        grades=None,
+        weight=weight,
+        bootstrap=bootstrap,
+        per_group=per_group,
+        universe=universe,
+        listed_combos=isinstance(combo, list | tuple),
+    )
+    rankings = prep.rankings
+    if group is not None:
+        for column in prep.groups:
+            prep.checks.append(
+                validate.constant_within(prep.frame, rankings, column, "group", "ranking")
+            )
+    if judgments is None:
+        rows = prep.frame.with_columns(nw.col(relevance).cast(nw.Float64).alias(_GAIN))
+        ideal = _ideal_dcg(rows, rankings, k=k, gain=gain, kind=discount)
+        on = rankings
+    else:
+        judged, on = _judged_grades(prep, judgments, relevance)
+        assert item is not None
+        rows = prep.frame.join(judged, on=[*on, item], how="left").with_columns(
+            nw.col(_GAIN).fill_null(0.0)
+        )
+        ideal = _ideal_dcg(judged, on, k=k, gain=gain, kind=discount)
+    cut = rows if k is None else rows.filter(nw.col(rank) <= k)
+    gained = _gained(nw.col(_GAIN), gain) * position_weight(rank, discount, 0.5)
+    kept = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
+    keys = [*rankings, *(prep.groups if group is not None else [])]
+    dcg = exact_sums(cut.with_columns(gained.alias("__fa_dcg")), keys, ["__fa_dcg"], *kept)
+    # a ranking whose rows all lie beyond the cutoff still counts (a DCG of 0)
+    every = aggregate(rows, keys, nw.len().alias("__fa_rows"), *kept)
+    every = every.join(dcg.select(*keys, "__fa_dcg"), on=keys, how="left")
+    scored = every.join(ideal, on=on, how="left").with_columns(
+        nw.col("__fa_dcg").fill_null(0.0), nw.col(_IDEAL).fill_null(0.0)
+    )
+    value = nw.when(nw.col(_IDEAL) > 0).then(nw.col("__fa_dcg") / nw.col(_IDEAL)).otherwise(0.0)
+    weighted = prep.estimation.unit_weight()
+    terms = scored.with_columns(value.alias("ndcg")).with_columns(
+        (nw.col("ndcg") * weighted).alias(_NUM), weighted.alias(_DEN)
+    )
+    if group is None:
+        sums = _over_units(prep, terms, [], [_NUM, _DEN])
+        result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndcg"))
+        return _conclude(prep, result, "ndcg", [])
+    sums = _over_units(prep, terms, prep.groups, [_NUM, _DEN])
+    # n: the group's (weighted) rankings in the data, in every replicate
+    cell = [*prep.estimation.partition, *prep.groups]
+    sizes = exact_sums(terms.with_columns(weighted.alias(_SIZE)), cell, [_SIZE])
+    sums = sums.join(sizes, on=cell, how="left")
+    return _finish(prep, _per_group(prep, sums, "ndcg", "sum"), "ndcg", combo)
+
+
+def _gained(grade: nw.Expr, gain: Gain) -> nw.Expr:
+    """A grade's gain: rel, or 2^rel − 1."""
+    return grade if gain == "linear" else nw.lit(2.0) ** grade - 1.0
+
+
+def _judged_grades(
+    prep: _Prepared, judgments: Any, relevance: str
+) -> tuple[nw.LazyFrame[Any], list[str]]:
+    """The judgments' grades (column ``_GAIN``), and the query columns they are keyed by.
+
+    Keyed by the ``ranking=`` columns (the query; without them, the ``by=`` columns) and the
+    item; their checks join the call's.
+    """
+    assert prep.item is not None
+    # the query: ranking=, else the partition (by= the query: one ranking a partition)
+    on = list(prep.queries or prep.estimation.by)
+    if not on:
+        raise InvalidParameterError("judgments=: give ranking= the query column(s) to join on")
+    roles = {**dict.fromkeys(on, "ranking"), prep.item: "item", relevance: "relevance"}
+    judged = align(judgments, prep.estimation.source, roles, frame_name="judgments")
+    validate.require_dtype(judged, relevance, "relevance", "numeric")
+    schema = prep.frame.collect_schema()
+    judged = judged.select(
+        *(nw.col(c).cast(schema[c]) for c in [*on, prep.item]),
+        nw.col(relevance).cast(nw.Float64).alias(_GAIN),
+    )
+    prep.checks += [
+        validate.no_nulls(
+            judged, {**dict.fromkeys(on, "ranking"), prep.item: "item", _GAIN: "relevance"}
+        ),
+        validate.in_range(judged, _GAIN, "relevance", 0, None),
+        validate.unique_within(
+            judged, [*on, prep.item], "judgments=", "judge each item once per query"
+        ),
+    ]
+    return judged, on
+
+
+def _ideal_dcg(
+    rows: nw.LazyFrame[Any], keys: Sequence[str], *, k: int | None, gain: Gain, kind: Discount
+) -> nw.LazyFrame[Any]:
+    """Per ``keys``: the DCG of the grades ``_GAIN`` in decreasing order, to the cutoff."""
+    keys = list(keys)
+    placed = rows.select(*keys, _GAIN).with_columns((-nw.col(_GAIN)).alias("__fa_down"))
+    placed = placed.with_columns(order_within(placed, "__fa_down", keys).alias("__fa_place"))
+    if k is not None:
+        placed = placed.filter(nw.col("__fa_place") <= k)
+    ideal = _gained(nw.col(_GAIN), gain) * position_weight("__fa_place", kind, 0.5)
+    return exact_sums(placed.with_columns(ideal.alias(_IDEAL)), keys, [_IDEAL])
+
+
 @registered(
     "ranking",
     "single",
@@ -1746,6 +2199,7 @@ def _ndkl_step(count: nw.Expr, order: nw.Expr, share: nw.Expr) -> nw.Expr:
     best="lower is better (0 = attention equals relevance)",
     range="[0, inf)",
     roles={"relevance": "relevance"},
+    grouped=False,
 )
 @constraints(**UNCERTAINTY)
 def iaa(

@@ -188,13 +188,24 @@ def ranking(
         ndkl_roles |= {"target": target, **weighting}
         ndkl, tables = _ndkl(frame, ndkl_roles, partitions=partitions, rankings=rankings, boot=boot)
         summary.append(_single("ndkl", ndkl, ci, _ndkl_note(per_group, keys, target)))
+        # the attention distribution against the same target (TREC's task-1 fairness)
+        awrf_js = _tables.eager(fair.awrf_js(frame, **ndkl_roles, **boot))
+        summary.append(_single("awrf_js", awrf_js, ci, _ndkl_note(per_group, keys, target)))
         worst.extend(_worst_rankings(ndkl, tables, partitions))
         step(2)
         notes: list[str] = []
-        if judgments is not None:
-            summary += _expected_exposure(
-                frame, judgments, {**positions, "sample": sample, "by": by}, keys, boot
-            )
+        summary += _graded_rows(
+            frame,
+            judgments=judgments,
+            relevance=relevance,
+            sample=sample,
+            positions=positions,
+            weighting=weighting,
+            fairness=ndkl_roles,
+            keys=keys,
+            rankings=rankings,
+            boot=boot,
+        )
         if relevance:
             iaa, note = _iaa(frame, {**positions, "relevance": relevance, **weighting}, boot)
             summary.append(iaa)
@@ -416,6 +427,88 @@ _IAA_NOTE = (
     "bootstrap holds one sum per item and replicate (items x n_boot of them); "
     "fa.fair.iaa(..., ci=) computes it where that fits in memory."
 )
+
+
+TASK1 = "ndcg_x_awrf_js"
+"""The TREC Fair Ranking task-1 score's summary row: per ranking nDCG × AWRF_JS, averaged."""
+
+
+def _graded_rows(
+    frame: Any,
+    *,
+    judgments: Any | None,
+    relevance: str | None,
+    sample: str | None,
+    positions: dict[str, Any],
+    weighting: dict[str, Any],
+    fairness: dict[str, Any],
+    keys: list[str],
+    rankings: list[str] | None,
+    boot: dict[str, Any],
+) -> list[pl.DataFrame]:
+    """The summary rows that need grades.
+
+    EE-L/D/R (judgments), nDCG (judgments, else relevance) and, with a target
+    (``fairness``: NDKL's and AWRF_JS's roles), TREC's task-1 score.
+    """
+    rows: list[pl.DataFrame] = []
+    by = weighting["by"]
+    partitions = [] if by is None else [by] if isinstance(by, str) else list(by)
+    if judgments is not None:
+        rows += _expected_exposure(
+            frame, judgments, {**positions, "sample": sample, "by": by}, keys, boot
+        )
+    if judgments is None and not relevance:
+        return rows
+    graded = {"judgments": judgments} if judgments is not None else {}
+    graded["relevance"] = "relevance" if judgments is not None else relevance
+    ndcg = _tables.eager(fair.ndcg(frame, **positions, **graded, **weighting, **boot))
+    rows.append(_single("ndcg", ndcg, boot.get("ci"), None))
+    if fairness["target"] is not None:
+        rows.append(
+            _task1(
+                frame,
+                positions=positions,
+                graded=graded,
+                fairness=fairness,
+                partitions=partitions,
+                rankings=rankings,
+            )
+        )
+    return rows
+
+
+def _task1(
+    frame: Any,
+    *,
+    positions: dict[str, Any],
+    graded: dict[str, Any],
+    fairness: dict[str, Any],
+    partitions: list[str],
+    rankings: list[str] | None,
+) -> pl.DataFrame:
+    """TREC's task-1 score: each ranking's nDCG times its AWRF_JS, the mean over rankings."""
+    by = list(dict.fromkeys([*partitions, *(rankings or [])])) or None
+    ndcg = _tables.eager(fair.ndcg(frame, **positions, **graded, by=by))
+    awrf = _tables.eager(fair.awrf_js(frame, **{**fairness, "by": by, "weight": None}))
+    keys = by or []
+    scored = (
+        ndcg.join(awrf, on=keys, how="inner", nulls_equal=True) if keys else ndcg.hstack(awrf)
+    ).with_columns((pl.col("ndcg") * pl.col("awrf_js")).alias("value"))
+    rows = (
+        scored.group_by(partitions, maintain_order=True).agg(pl.col("value").mean())
+        if partitions
+        else scored.select(pl.col("value").mean())
+    )
+    return rows.with_columns(
+        pl.lit(TASK1).alias("metric"),
+        pl.lit(None, dtype=pl.String).alias("combo"),
+        pl.lit("higher is better (TREC task 1: nDCG x AWRF_JS per ranking, averaged)").alias(
+            "direction"
+        ),
+        pl.lit("[0, 1]").alias("range"),
+        pl.lit(None, dtype=pl.String).alias("note"),
+    )
 
 
 def _title(keys: list[str], partitions: list[str]) -> str:

@@ -7,7 +7,6 @@ every frame kind and must equal both the Polars result and the reference.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pandas as pd
@@ -24,6 +23,7 @@ from reference.ranking import (
 )
 
 import frameaudit as fa
+from frameaudit._registry import entry
 from tests import calls
 
 # Frames: one full ranking; several full rankings in two partitions; partial rankings with gaps
@@ -73,7 +73,7 @@ OPTIONS: list[tuple[str, pl.DataFrame, dict[str, Any]]] = [
 def arguments(metric: str, options: dict[str, Any], combo: str | None) -> dict[str, Any]:
     """The keyword arguments of ``metric`` for a row of OPTIONS."""
     kwargs = dict(options)
-    if "group" not in inspect.signature(getattr(fa.fair, metric)).parameters:
+    if not entry(metric).grouped:
         kwargs.pop("group", None)
         kwargs.pop("groups", None)
         kwargs.pop("universe", None)

@@ -51,6 +51,9 @@ def rankings(draw: st.DrawFn, *, min_length: int = 1, max_rankings: int = 3) -> 
     return pl.DataFrame(rows)
 
 
+GROUPED = tuple(m for m in METRICS if entry(m).grouped)  # the metrics of the items' groups
+
+
 def kwargs_for(metric: str, combo: str | None = "MinMaxRatio") -> dict[str, Any]:
     kwargs: dict[str, Any] = {"ranking": "query", "item": "item"}
     if metric in GROUP_METRICS:
@@ -82,7 +85,7 @@ def test_row_order_invariance(
 @SETTINGS
 @given(
     frame=rankings(),
-    metric=st.sampled_from([m for m in METRICS if m != "iaa"]),
+    metric=st.sampled_from(GROUPED),
     combo=st.sampled_from(COMBOS),
     new_labels=st.permutations(["w", "x", "y", "z"]),
 )
@@ -176,7 +179,6 @@ def test_ndkl_zero_when_every_prefix_matches_the_reference(frame: pl.DataFrame, 
 
 RELEVANCE_METRICS = tuple(m.name for m in entries("ranking", relevance=True))
 GRADED = tuple(m for m in RELEVANCE_METRICS if entry(m).roles["relevance"] == "relevance")
-NOT_IAA = tuple(m for m in METRICS if m != "iaa")
 
 
 def _set(frame: pl.DataFrame, column: str, row: int, value: Any) -> pl.DataFrame:
@@ -202,7 +204,7 @@ Corruption = Callable[[pl.DataFrame, str, int, st.DataObject], tuple[pl.DataFram
 
 CORRUPTIONS: dict[str, tuple[tuple[str, ...], Corruption]] = {
     "null rank": (METRICS, lambda f, _m, i, _d: (_set(f, "rank", i, None), {})),
-    "null group": (NOT_IAA, lambda f, _m, i, _d: (_set(f, "group", i, None), {})),
+    "null group": (GROUPED, lambda f, _m, i, _d: (_set(f, "group", i, None), {})),
     "null ranking": (METRICS, lambda f, _m, i, _d: (_set(f, "query", i, None), {})),
     "null item": (METRICS, lambda f, _m, i, _d: (_set(f, "item", i, None), {})),
     "null relevance": (
@@ -256,7 +258,7 @@ CORRUPTIONS: dict[str, tuple[tuple[str, ...], Corruption]] = {
         lambda f, _m, _i, d: (f, {d.draw(st.sampled_from(["rank", "item", "ranking"])): "nope"}),
     ),
     "unmapped item": (
-        NOT_IAA,
+        GROUPED,
         lambda f, _m, i, _d: (
             f,
             {

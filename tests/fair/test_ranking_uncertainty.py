@@ -19,6 +19,7 @@ import pytest
 
 import frameaudit as fa
 from frameaudit._engine.resample import with_poisson_counts
+from frameaudit._registry import entry
 from tests.calls import arguments, entries, names
 from tests.conftest import Constructor, assert_frame_close, to_polars
 from tests.reference.ranking import expected, explicit_size, random_rankings
@@ -49,19 +50,20 @@ def _repeated(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _call(metric: str, frame: Any, **kwargs: Any) -> Any:
-    if metric == "iaa":
+    if not entry(metric).grouped:
         kwargs.pop("group", None)
     arguments = explicit_size(metric, {"ranking": "query", **EXTRA[metric], **kwargs})
     return getattr(fa.fair, metric)(frame, **arguments)
 
 
-# the group metrics combined and per group; NDKL and IAA (one number); IAA has no groups=
+# the group metrics combined and per group; the single numbers; those without the items'
+# groups (IAA, nDCG) take no groups=
 WEIGHT_CASES = [
     (metric, combo, option)
     for metric in EXTRA
     for combo in (["MinMaxRatio", None] if metric in GROUPED else ["MinMaxRatio"])
     for option in OPTIONS
-    if not (metric == "iaa" and option == "mapping")
+    if entry(metric).grouped or option != "mapping"
 ]
 
 

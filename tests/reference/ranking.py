@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 import polars as pl
+from scipy.spatial.distance import jensenshannon
 
 import frameaudit as fa
 
@@ -245,6 +246,42 @@ def ndkl_one(
     return numerator / denominator
 
 
+def awrf_js_one(
+    ranking_rows: Sequence[Row],
+    *,
+    rank: str,
+    group_of: Any,
+    target: Mapping[Any, float] | None,
+) -> float:
+    """1 − JS divergence of a ranking's attention (1/log2(max(k, 2)) per item) and the target
+    (None: the ranking's own group mix), by scipy's Jensen–Shannon distance."""
+    attention: dict[Any, float] = defaultdict(float)
+    for row in ranking_rows:
+        attention[group_of(row)] += 1.0 / math.log2(max(row[rank], 2))
+    if target is None:
+        labels = [group_of(r) for r in ranking_rows]
+        target = {g: labels.count(g) / len(labels) for g in set(labels)}
+    cells = sorted(set(attention) | set(target))
+    distance = jensenshannon(
+        [attention.get(g, 0.0) for g in cells], [target.get(g, 0.0) for g in cells]
+    )
+    return 1.0 - float(distance) ** 2
+
+
+def ndcg_one(
+    ranking_rows: Sequence[Row], *, rank: str, relevance: str, k: int | None = None
+) -> float:
+    """nDCG@k of one ranking, linear gain, 1/log2(j+1), the ideal from its own relevance (0
+    without a relevant item)."""
+    rows = sorted(ranking_rows, key=lambda r: r[rank])
+    dcg = sum(
+        float(r[relevance]) / math.log2(r[rank] + 1) for r in rows if k is None or r[rank] <= k
+    )
+    grades = sorted((float(r[relevance]) for r in rows), reverse=True)[:k]
+    ideal = sum(g / math.log2(j + 2) for j, g in enumerate(grades))
+    return dcg / ideal if ideal > 0 else 0.0
+
+
 def _scalar(
     metric: str,
     rows: Sequence[Row],
@@ -262,18 +299,25 @@ def _scalar(
 
     ``shares``: NDKL's reference distribution (None: each ranking's own mix).
     """
-    if metric == "ndkl":
+    if metric in ("ndkl", "awrf_js"):
 
         def group_of(row: Row) -> Any:
             return (groups[row[item]],) if groups is not None else _key(row, group)  # type: ignore[index]
 
         if shares is not None and (len(shares) < 2 or 0.0 in shares.values()):
             return None  # a universe group absent from the frame, or nothing to compare
+        one = ndkl_one if metric == "ndkl" else awrf_js_one
         values = [
-            ndkl_one(r, rank=rank, group_of=group_of, target=shares)
+            one(r, rank=rank, group_of=group_of, target=shares)
             for r in _split(rows, ranking).values()
         ]
         return sum(values) / len(values)
+    if metric == "ndcg":
+        scores = [
+            ndcg_one(r, rank=rank, relevance=params["relevance"])
+            for r in _split(rows, ranking).values()
+        ]
+        return sum(scores) / len(scores)
     gaps: dict[Any, float] = defaultdict(float)
     for index, row in enumerate(rows):
         owner = row[item] if item is not None else index
@@ -331,7 +375,7 @@ def expected(
     out: list[dict[str, Any]] = []
     for part, rows in sorted(_split(frame.to_dicts(), by_names).items()):
         head = dict(zip(by_names, part, strict=True))
-        if metric in ("ndkl", "iaa"):
+        if metric in ("ndkl", "iaa", "awrf_js", "ndcg"):
             out.append({**head, metric: _scalar(metric, rows, **kwargs)})  # type: ignore[arg-type]
             continue
         values = per_group(metric, rows, **_without(kwargs, "shares"))  # type: ignore[arg-type]

@@ -182,3 +182,30 @@ def js_divergence(a: Sequence[float], b: Sequence[float]) -> float:
         if y > 0:
             total += 0.5 * y * math.log(y / z)
     return total
+
+
+def trec_ndcg(ranked: Sequence[Any], relevant: set[Any], target_len: int = 500) -> float:
+    """TREC Fair Ranking task 1's nDCG of one ranking: binary gains (an item is relevant when
+    the qrels list it), float32 discounts 1/log2(max(k, 2)), the ideal over
+    min(target_len, relevant) positions."""
+    disc = [trec_discount(k, np.float32) for k in range(1, target_len + 1)]
+    dcg = sum(d for d, item in zip(disc, ranked, strict=False) if item in relevant)
+    ideal = sum(disc[: min(target_len, len(relevant))])
+    return dcg / ideal
+
+
+def trec_awrf(
+    ranked: Sequence[Any],
+    alignment: Mapping[Any, Mapping[Any, float]],
+    target: Mapping[Any, float],
+) -> float:
+    """TREC Fair Ranking task 1's AWRF of one ranking: 1 − JS² between the float32-discounted
+    alignment of the ranked items the alignment knows (others are left out) and the target."""
+    attention: dict[Any, float] = defaultdict(float)
+    for k, item in enumerate(ranked, start=1):
+        for group, weight in alignment.get(item, {}).items():
+            attention[group] += trec_discount(k, np.float32) * weight
+    cells = sorted(set(attention) | set(target), key=str)
+    a = [attention.get(g, 0.0) for g in cells]
+    d = [target.get(g, 0.0) for g in cells]
+    return 1.0 - js_divergence(a, d)

@@ -16,6 +16,7 @@ import report_checks
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
+from frameaudit._registry import entry
 from frameaudit.report import Report
 from tests.calls import arguments, entries
 
@@ -86,11 +87,11 @@ def test_single_number_metrics_and_directions(log: pl.DataFrame, report: Report)
     assert {directions[c] for c in ("MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "Variance")} == {
         "0 = parity"
     }
-    assert (
-        report.summary.filter(pl.col("combo").is_null())["direction"]
-        .str.starts_with("lower is better")
-        .all()
-    )
+    singles = report.summary.filter(pl.col("combo").is_null())
+    for metric, direction in singles.select("metric", "direction").iter_rows():
+        assert direction == entry(metric).best, metric
+    awrf = fa.fair.awrf_js(log, rank="rank", group=GROUPS, ranking="query", item="item").item()
+    assert _value(report, "awrf_js", None) == pytest.approx(awrf, rel=1e-12)
     grouped, single = entries("ranking", "group"), entries("ranking", "single")
     assert report.summary.height == len(grouped) * len(fa.fair.COMBOS) + len(single)
 
