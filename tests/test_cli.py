@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import frameaudit
-from frameaudit import cli, explain, fair, repro
+from frameaudit import cli, datasets, explain, fair, repro
 from frameaudit.datasets import (
     cases_example,
     clustering_example,
@@ -480,3 +480,48 @@ def test_report_ranking_intervals_need_rankings(
     ranking_example().write_csv(path)
     assert cli.main(["report", "ranking", str(path), "--group", "gender", "--ci", "0.9"]) == 2
     assert "--ci=0.9: intervals resample the rankings; give --ranking" in capsys.readouterr().err
+
+
+def test_report_ranking_reads_trec_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A .run and a .qrels file: the expected-exposure rows are the function's, which equal
+    expeval's on these files (docs/trec.md)."""
+    run_path, qrels_path = datasets.trec_example()
+    # the run's group: the qrels' second field is 0 for every item, so the run gets its own
+    grouped = tmp_path / "system.run"
+    grouped.write_text(run_path.read_text())
+    out = _report(
+        capsys,
+        "ranking",
+        str(grouped),
+        "--ranking",
+        "query",
+        "--item",
+        "item",
+        "--sample",
+        "sample",
+        "--group",
+        "run",
+        "--judgments",
+        str(qrels_path),
+        "--format",
+        "json",
+    )
+    rows = {r[0]: r[2] for r in json.loads(out)["summary"]["rows"] if r[1] is None}
+    expected = fair.expected_exposure(
+        datasets.read_trec_run(run_path),
+        judgments=datasets.read_qrels(qrels_path),
+        sample="sample",
+    ).row(0, named=True)
+    for column in ("ee_l", "ee_d", "ee_r"):
+        assert rows[column] == pytest.approx(expected[column], rel=1e-15)
+    assert rows["ee_l"] == pytest.approx((0.28125 + 1.625) / 2, rel=1e-15)  # expeval's q1, q2
+
+
+def test_judgments_need_the_query_and_item(tmp_path: Path) -> None:
+    run_path, qrels_path = datasets.trec_example()
+    code = cli.main(
+        ["report", "ranking", str(run_path), "--group", "run", "--judgments", str(qrels_path)]
+    )
+    assert code == 2

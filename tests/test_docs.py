@@ -73,6 +73,17 @@ def test_scale_page_spark_recipe_shows_what_it_prints(spark_session: Any) -> Non
     assert printed == shown
 
 
+def test_trec_page_shows_what_its_example_prints() -> None:
+    """The TREC page's example prints expeval's numbers (shown beside it on the page)."""
+    printed, shown = printed_and_shown("trec.md")
+    assert printed == shown
+    page = (ROOT / "docs" / "trec.md").read_text()
+    for value in ("1.156250", "1.078125", "0.281250", "0.867188", "0.841463", "0.085714"):
+        assert value in page  # expeval's printed output, which the example must reproduce
+    assert "0.28125 ┆ 1.15625 ┆ 1.078125" in printed
+    assert "0.085714 ┆ 0.8671875 ┆ 0.841463" in printed
+
+
 def test_compare_page_shows_what_its_example_prints() -> None:
     """The comparison page's worked example prints what the page shows, every number."""
     printed, shown = printed_and_shown("compare.md")

@@ -161,8 +161,6 @@ class _Prepared:
     groups the data holds (in any partition, in rankings of positive weight)."""
     checks: list[validate.Check] = field(default_factory=list)
     size: Size = "rows"
-    queries: list[str] = field(default_factory=list)
-    """The ``ranking=`` columns (without the partition's)."""
 
     @property
     def rankings(self) -> list[str]:
@@ -292,7 +290,6 @@ def _prepare(
         known,
         checks,
         size if several else "rows",
-        ranking_names,
     )
 
 
@@ -1981,6 +1978,7 @@ def ndcg(
     *,
     rank: str = "rank",
     ranking: Names | None = None,
+    sample: str | None = None,
     item: str | None = None,
     relevance: str = "relevance",
     judgments: Any | None = None,
@@ -2019,6 +2017,9 @@ def ndcg(
     rank, ranking, item
         The position (1-based), the ranking (query) column(s) and the item id, as for
         :func:`exp`. ``item`` is needed with ``judgments``.
+    sample
+        A stochastic ranker's sample column: each (query, sample) is a ranking, judged by the
+        query's judgments.
     relevance
         Without ``judgments``: the run's relevance column (non-negative grades); with them,
         the judgments' grade column.
@@ -2078,13 +2079,16 @@ def ndcg(
             sharing=[frozenset(("by", "ranking"))],
         )
     per_group = group is not None and combo is None
+    queries = column_names(Role("ranking", ranking, many=True, optional=True))
+    if sample is not None and not queries:
+        raise InvalidParameterError(f"sample={sample!r}: give ranking= the query column(s)")
     prep = _prepare(
         frame,
         "ndcg",
         rank=rank,
         group=group,
         grouped=group is not None,
-        ranking=ranking,
+        ranking=ranking if sample is None else [*queries, sample],
         item=item,
         groups=None,
         by=by,
@@ -2107,7 +2111,7 @@ def ndcg(
         ideal = _ideal_dcg(rows, rankings, k=k, gain=gain, kind=discount)
         on = rankings
     else:
-        judged, on = _judged_grades(prep, judgments, relevance)
+        judged, on = _judged_grades(prep, judgments, relevance, queries=queries)
         assert item is not None
         rows = prep.frame.join(judged, on=[*on, item], how="left").with_columns(
             nw.col(_GAIN).fill_null(0.0)
@@ -2147,7 +2151,7 @@ def _gained(grade: nw.Expr, gain: Gain) -> nw.Expr:
 
 
 def _judged_grades(
-    prep: _Prepared, judgments: Any, relevance: str
+    prep: _Prepared, judgments: Any, relevance: str, *, queries: list[str]
 ) -> tuple[nw.LazyFrame[Any], list[str]]:
     """The judgments' grades (column ``_GAIN``), and the query columns they are keyed by.
 
@@ -2156,7 +2160,7 @@ def _judged_grades(
     """
     assert prep.item is not None
     # the query: ranking=, else the partition (by= the query: one ranking a partition)
-    on = list(prep.queries or prep.estimation.by)
+    on = list(queries or prep.estimation.by)
     if not on:
         raise InvalidParameterError("judgments=: give ranking= the query column(s) to join on")
     roles = {**dict.fromkeys(on, "ranking"), prep.item: "item", relevance: "relevance"}

@@ -145,7 +145,8 @@ def ranking(
     [False, False]
     """
     keys = [group] if isinstance(group, str) else list(group)
-    rankings = None if ranking is None else [ranking] if isinstance(ranking, str) else list(ranking)
+    queries, rankings = _rankings(ranking, sample)
+    ranking = rankings
     partitions = [] if by is None else [by] if isinstance(by, str) else list(by)
     roles = {"rank": rank, "group": group, "ranking": ranking, "item": item, "groups": groups}
     roles |= {"universe": universe, "by": by, "weight": weight}
@@ -203,6 +204,7 @@ def ranking(
             weighting=weighting,
             fairness=ndkl_roles,
             keys=keys,
+            queries=queries,
             rankings=rankings,
             boot=boot,
         )
@@ -443,6 +445,7 @@ def _graded_rows(
     weighting: dict[str, Any],
     fairness: dict[str, Any],
     keys: list[str],
+    queries: list[str] | None,
     rankings: list[str] | None,
     boot: dict[str, Any],
 ) -> list[pl.DataFrame]:
@@ -455,14 +458,15 @@ def _graded_rows(
     by = weighting["by"]
     partitions = [] if by is None else [by] if isinstance(by, str) else list(by)
     if judgments is not None:
-        rows += _expected_exposure(
-            frame, judgments, {**positions, "sample": sample, "by": by}, keys, boot
-        )
+        roles = {**positions, "ranking": queries, "sample": sample, "by": by}
+        rows += _expected_exposure(frame, judgments, roles, keys, boot)
     if judgments is None and not relevance:
         return rows
-    graded = {"judgments": judgments} if judgments is not None else {}
+    graded: dict[str, Any] = {}
+    if judgments is not None:
+        graded = {"judgments": judgments, "ranking": queries, "sample": sample}
     graded["relevance"] = "relevance" if judgments is not None else relevance
-    ndcg = _tables.eager(fair.ndcg(frame, **positions, **graded, **weighting, **boot))
+    ndcg = _tables.eager(fair.ndcg(frame, **{**positions, **graded}, **weighting, **boot))
     rows.append(_single("ndcg", ndcg, boot.get("ci"), None))
     if fairness["target"] is not None:
         rows.append(
@@ -489,7 +493,7 @@ def _task1(
 ) -> pl.DataFrame:
     """TREC's task-1 score: each ranking's nDCG times its AWRF_JS, the mean over rankings."""
     by = list(dict.fromkeys([*partitions, *(rankings or [])])) or None
-    ndcg = _tables.eager(fair.ndcg(frame, **positions, **graded, by=by))
+    ndcg = _tables.eager(fair.ndcg(frame, **{**positions, **graded}, by=by))
     awrf = _tables.eager(fair.awrf_js(frame, **{**fairness, "by": by, "weight": None}))
     keys = by or []
     scored = (
@@ -509,6 +513,19 @@ def _task1(
         pl.lit("[0, 1]").alias("range"),
         pl.lit(None, dtype=pl.String).alias("note"),
     )
+
+
+def _rankings(
+    ranking: str | Sequence[str] | None, sample: str | None
+) -> tuple[list[str] | None, list[str] | None]:
+    """The query columns, and the rankings'.
+
+    A stochastic run's rankings are its (query, sample) pairs; the judgments key the queries.
+    """
+    queries = None if ranking is None else [ranking] if isinstance(ranking, str) else list(ranking)
+    if sample is not None and queries is None:
+        raise InvalidParameterError(f"sample={sample!r}: give ranking= the query column(s)")
+    return queries, None if queries is None else [*queries, *([sample] if sample else [])]
 
 
 def _title(keys: list[str], partitions: list[str]) -> str:
