@@ -220,6 +220,34 @@ def test_values_are_each_systems_metric_on_its_own_rows() -> None:
     assert (table["difference"] - differences).abs().max() < 1e-12
 
 
+def test_the_single_number_metrics_are_compared_from_the_registry() -> None:
+    """AWRF_JS (against the target) and nDCG (ideal from the run's relevance) as each
+    system's own call gives them; the default list holds every metric whose columns are
+    given."""
+    both = fa.datasets.rankers_example()
+    roles = {"ranking": "query", "item": "item", "group": ["gender", "age"]}
+    target = {("f", "old"): 0.3, ("f", "young"): 0.2, ("m", "old"): 0.3, ("m", "young"): 0.2}
+    result = fa.compare.ranking(
+        both,
+        system="ranker",
+        baseline="current",
+        relevance="relevance",
+        target=target,
+        n_boot=20,
+        n_perm=20,
+        **roles,
+    )
+    singles = {m.name for m in fa.metrics("ranking", "single")} - {"iaa"}  # items recur
+    assert singles <= set(result.table["metric"])
+    for system, column in (("current", "baseline_value"), ("reranked", "value")):
+        alone = both.filter(pl.col("ranker") == system)
+        awrf = fa.fair.awrf_js(alone, **roles, target=target).item()
+        ndcg = fa.fair.ndcg(alone, ranking="query", item="item").item()
+        for metric, expected in (("awrf_js", awrf), ("ndcg", ndcg)):
+            got = result.table.filter(pl.col("metric") == metric)[column].item()
+            assert got == pytest.approx(expected, rel=1e-12), metric
+
+
 def test_the_table_is_the_same_whatever_the_row_order() -> None:
     """Rows come in the order of the partitions, the combos as listed, then the groups."""
     frame = _systems("A", "B").with_columns((pl.col("query") % 2).alias("half"))

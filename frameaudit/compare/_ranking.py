@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
@@ -9,6 +10,7 @@ from typing import Any, Literal
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._registry import metrics
 from frameaudit.compare._comparison import Call, Correction, Derived, Options, compared
 from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import InvalidParameterError
@@ -51,9 +53,10 @@ def ranking(
 
     ``frame`` holds every system's rankings, one row per ranked item, the ``system`` column
     naming the system; every system ranks the same rankings (``ranking``: the query
-    column). For each group metric (with every combo and per group) and NDKL, the
-    comparison gives each system's value and its difference from the ``baseline`` system
-    (default: the first in sort order), with
+    column). For each group metric (with every combo and per group) and each single-number
+    metric (NDKL, AWRF_JS against ``target``, nDCG with ``relevance``), the comparison
+    gives each system's value and its difference from the ``baseline`` system (default: the
+    first in sort order), with
 
     * a paired bootstrap interval at ``ci`` (``n_boot`` replicates): a replicate draws
       rankings, and a drawn ranking brings every system's rows, so the interval is of the
@@ -65,8 +68,9 @@ def ranking(
       the false discovery rate) or not at all (None).
 
     The roles and options are those of :func:`frameaudit.report.ranking`; ``metrics`` picks
-    some of the family's metrics (default: every group metric whose columns are given, and
-    NDKL). A ranking that some system lacks is an error naming a few, or, with
+    some of the family's metrics (default: every metric whose columns are given; IAA, whose
+    bootstrap holds a sum per recurring item and replicate, only by name when ``item`` is
+    given). A ranking that some system lacks is an error naming a few, or, with
     ``on_missing="drop"``, left out (counted in :attr:`Comparison.dropped`). Everything runs
     in the input's engine; the table is Polars.
 
@@ -83,14 +87,18 @@ def ranking(
     given = {"relevance": relevance, "ctr": ctr, "relevant": relevant, "p": p, "decay": decay}
     given["size"] = size
     available = group_calls(roles, given)
-    chosen = [*available, "ndkl"] if metrics is None else list(metrics)
+    singles = _single_calls(roles, given, target)
+    # IAA amortized over recurring items holds a sum per item and replicate (the report
+    # leaves its interval out for that reason): asked for by name only
+    default = [*available, *(name for name in singles if name != "iaa" or item is None)]
+    chosen = default if metrics is None else list(metrics)
     for name in chosen:
-        if name not in (*available, "ndkl"):
-            raise InvalidParameterError.choice("metrics", name, [*available, "ndkl"])
+        if name not in (*available, *singles):
+            raise InvalidParameterError.choice("metrics", name, [*available, *singles])
     calls = []
     for name in chosen:
-        if name == "ndkl":
-            calls.append(Call("ndkl", fair.ndkl, {**_ndkl_roles(roles), "target": target}))
+        if name in singles:
+            calls.append(singles[name])
             continue
         declared, arguments = available[name]
         # the combos from the groups' replicate values: one bootstrap for both
@@ -119,7 +127,24 @@ def _combos(metric: str, values: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     return _tables.eager(fair.combine(values, metric=metric, by=by, combo=list(fair.COMBOS)))
 
 
-def _ndkl_roles(roles: Mapping[str, Any]) -> dict[str, Any]:
-    """The roles NDKL takes of a ranking comparison's."""
-    taken = ("rank", "group", "ranking", "item", "groups", "universe", "weight")
-    return {k: roles[k] for k in taken}
+def _single_calls(
+    roles: Mapping[str, Any], given: Mapping[str, Any], target: Any
+) -> dict[str, Call]:
+    """The single-number metrics whose columns are ``given``, each with its call.
+
+    A metric of the items' groups takes the comparison's groups (and ``target``, where it
+    compares with one); the others (IAA, nDCG) the rankings' roles only.
+    """
+    calls = {}
+    for declared in metrics("ranking", "single"):
+        if any(given[source] is None for source in declared.roles.values()):
+            continue  # a column the metric needs was not given
+        taken = ["rank", "ranking", "item", "weight"]
+        if declared.grouped:
+            taken += ["group", "groups", "universe"]
+        arguments = {k: roles[k] for k in taken}
+        arguments |= {role: given[source] for role, source in declared.roles.items()}
+        if "target" in inspect.signature(declared.function).parameters:
+            arguments["target"] = target
+        calls[declared.name] = Call(declared.name, declared.function, arguments)
+    return calls
