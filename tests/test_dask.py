@@ -41,12 +41,12 @@ def _turn(i: int, grouped: bool) -> dict[str, Any]:
     return turn if grouped else {k: v for k, v in turn.items() if k != "combo"}
 
 
-# every ranking metric without an ordered window (not ARP, NDKL), each with its options and a
-# combo in turn, by ranking or over items in turn
+# every ranking metric without an ordered window (not ARP, NDKL, nDCG's ideal order), each with
+# its options and a combo in turn, by ranking or over items in turn
 CASES: list[tuple[str, dict[str, Any]]] = [
     (m.name, arguments(m, p=0.3, decay=0.6, size="rows") | _turn(i, m.kind == "group"))
     for i, m in enumerate(fa.metrics("ranking", "group", "single"))
-    if m.name not in ("arp", "ndkl")
+    if m.name not in ("arp", "ndkl", "ndcg")
 ]
 
 
@@ -65,7 +65,7 @@ def test_window_free_metrics_match_polars(
     assert_frame_close(actual, expected)
 
 
-@pytest.mark.parametrize("metric", ["ndkl", "arp"])
+@pytest.mark.parametrize("metric", ["ndkl", "arp", "ndcg"])
 def test_ordered_metrics_raise_with_a_workaround(log: pl.DataFrame, metric: str) -> None:
     frame = dd.from_pandas(log.to_pandas(), npartitions=2)
     with pytest.raises(UnsupportedBackendError, match=r"not supported on Dask.*Workaround"):

@@ -26,6 +26,8 @@ ROLES = {
     *("run", "target", "prediction"),
     *("query", "distance", "label", "predicted", "class_weights", "id", "carry"),
     *("feature", "importance", "overall", "metric", "weight"),
+    # the graded judgments and the soft groups' alignments: frames of the data
+    *("judgments", "alignment"),
 }
 
 

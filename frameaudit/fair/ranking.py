@@ -2100,6 +2100,7 @@ def ndcg(
         universe=universe,
         listed_combos=isinstance(combo, list | tuple),
     )
+    prep.estimation.source.require_ordered_windows("ndcg")  # the ideal order
     rankings = prep.rankings
     if group is not None:
         for column in prep.groups:

@@ -232,8 +232,9 @@ def _worst_cluster(
     return _tables.worst_row(metric, "cluster", row[cluster], row[metric], reference)
 
 
-_COMPOSITION = ("group", "points", "share")
-"""The composition table's columns beside the cluster's."""
+_COMPOSITION = ("group", "points", "share", "n", "n_a", "n_b")
+"""The columns beside the cluster's: the composition table's and the per-group table's
+sizes."""
 
 
 def _composition(detail: pl.DataFrame, cluster: str, a: Any, b: Any) -> pl.DataFrame:
