@@ -37,6 +37,7 @@ from frameaudit._engine import (
     exact_sums,
     interval_outputs,
     requested_bootstrap,
+    schema_names,
     sum_before,
 )
 from frameaudit._expr import partitioned, safe_div
@@ -299,8 +300,9 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         Scale each query's values by expeval's bounds: (v − lower)/(upper − lower), and
         expeval's defaults where the bounds coincide (0 for EE-L and EE-D, 1 for EE-R).
     by
-        Partition column(s) of the run (e.g. a system column, or the query column for one row
-        per query).
+        Partition column(s) of the run: a system column (every partition is evaluated on
+        every judged query), the query column (one row per query), or a column the judgments
+        hold too (a market: each partition on its own judgments).
     weight, ci, n_boot, seed
         <<uncertainty>>
 
@@ -373,15 +375,20 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     queries, by_names = bound.columns["ranking"], bound.columns["by"]
     samples = bound.columns["sample"]
     group_names = column_names(judged_roles[1])
-    judged = _judgments(
-        judgments,
-        source,
-        queries=queries,
-        item=item,
-        relevance=relevance,
-        group=group_names,
-        weight=weight,
-    )
+    units = queries  # the resampled unit: a judged query (within its partition)
+    roles: dict[str, Any] = {
+        "item": item,
+        "relevance": relevance,
+        "group": group_names,
+        "weight": weight,
+    }
+    judged = _judgments(judgments, source, queries=queries, **roles)
+    # a partition column the judgments hold keys them too (each market its own judgments);
+    # the others are crossed with every judged query (each system against the same ones)
+    held = [c for c in by_names if c not in queries and c in schema_names(judgments)]
+    if held:
+        judged = _judgments(judgments, source, queries=[*held, *queries], **roles)
+        queries = [*held, *queries]
     judged = _key_dtypes(
         judged, run.collect_schema(), {**dict.fromkeys(queries, "ranking"), item: "item"}
     )
@@ -459,7 +466,7 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         values,
         source,
         by=by_names,
-        units=queries,
+        units=units,
         counted=UNITS,
         weight=weight,
         bootstrap=bootstrap,

@@ -459,3 +459,28 @@ def test_unknown_needs_a_text_group_column() -> None:
         r, judgments=j, sample="sample", alignment=alignment, group="code", unaligned="uniform"
     )
     assert uniform.height == 1
+
+
+def test_a_partition_the_judgments_hold_keys_them() -> None:
+    """by= a market that the judgments hold too: each market on its own judged queries (a
+    query missing from a market's run counts there, not in the other markets)."""
+    run, qrels, groups = _random_case(13)
+    r, j = _frames(run, qrels, groups)
+    market = pl.col("query").str.slice(1).cast(pl.Int64) % 2
+    ours = fa.fair.expected_exposure(
+        r.with_columns(market=market),
+        judgments=j.with_columns(market=market),
+        sample="sample",
+        by="market",
+    )
+    for m, *values in ours.iter_rows():
+        mine = [x for x in qrels if int(x[0][1:]) % 2 == m]
+        expected = mean_over_queries(reference([x for x in run if int(x[0][1:]) % 2 == m], mine))
+        assert values == pytest.approx(list(expected), rel=1e-12)
+    # a system column the judgments lack: every system on every judged query
+    crossed = fa.fair.expected_exposure(
+        r.with_columns(system=market), judgments=j, sample="sample", by="system"
+    )
+    for system, *values in crossed.iter_rows():
+        rows = [x for x in run if int(x[0][1:]) % 2 == system]
+        assert values == pytest.approx(list(mean_over_queries(reference(rows, qrels))), rel=1e-12)

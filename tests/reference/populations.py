@@ -216,6 +216,58 @@ def _correspondence(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
     return result.rename(lambda c: c.replace("correspondence", "value"))
 
 
+def stochastic_run(queries: int, pool: int = 8, samples: int = 4, length: int = 5) -> Generator:
+    """Samples of ``queries`` queries, each with a pool of ``pool`` items graded 0-2 and a
+    stochastic ranker's ``samples`` rankings of ``length`` (grades plus Gumbel noise).
+
+    The judgments are the rows with ``draw`` -1 (every pool item, ``rank`` 0); query ids are
+    unique across samples.
+    """
+
+    def generate(rng: np.random.Generator, samples_per_audit: int) -> pl.DataFrame:
+        n = samples_per_audit * queries
+        grades = rng.choice([0, 0, 1, 2], size=(n, pool))
+        keys = grades[:, None, :] + rng.gumbel(size=(n, samples, pool))
+        top = np.argsort(-keys, axis=2)[:, :, :length]
+        audit = np.arange(n) // queries
+        ranked = pl.DataFrame(
+            {
+                "sample": np.repeat(audit, samples * length),
+                "query": np.repeat(np.arange(n), samples * length),
+                "draw": np.tile(np.repeat(np.arange(samples), length), n),
+                "item": top.ravel(),
+                "rank": np.tile(np.arange(1, length + 1), n * samples),
+                "grade": np.zeros(n * samples * length, dtype=np.int64),
+            }
+        )
+        judged = pl.DataFrame(
+            {
+                "sample": np.repeat(audit, pool),
+                "query": np.repeat(np.arange(n), pool),
+                "draw": np.full(n * pool, -1),
+                "item": np.tile(np.arange(pool), n),
+                "rank": np.zeros(n * pool, dtype=np.int64),
+                "grade": grades.ravel(),
+            }
+        )
+        return pl.concat([ranked, judged])
+
+    return generate
+
+
+def _expected_exposure(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
+    """EE-L per sample (audit): the judgments are the frame's rows with draw -1."""
+    run = frame.filter(pl.col("draw") >= 0).select("sample", "query", "draw", "item", "rank")
+    judgments = frame.filter(pl.col("draw") < 0).select(
+        "sample", "query", "item", pl.col("grade").alias("relevance")
+    )
+    result = fa.fair.expected_exposure(
+        run, judgments=judgments, sample="draw", by="sample", **bootstrap
+    )
+    ends = [pl.col(f"ee_l_{end}").alias(f"value_{end}") for end in ("lo", "hi") if bootstrap]
+    return result.select("sample", pl.col("ee_l").alias("value"), *ends)
+
+
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in [
@@ -279,6 +331,27 @@ KINDS: dict[str, Kind] = {
             "query",
             search_log(200, 25, None),
             _ranking("arp"),
+            "value",
+        ),
+        Kind(
+            "AWRF_JS (a mean over rankings)",
+            "query",
+            search_log(200, 25, None),
+            _ranking("awrf_js"),
+            "value",
+        ),
+        Kind(
+            "nDCG (a mean over rankings)",
+            "query",
+            search_log(200, 25, None),
+            _ranking("ndcg"),
+            "value",
+        ),
+        Kind(
+            "EE-L (a mean over judged queries)",
+            "query",
+            stochastic_run(200),
+            _expected_exposure,
             "value",
         ),
         Kind("cluster distribution TV", "point", points(2000), _clustering, "value"),
