@@ -1,4 +1,7 @@
-"""The fair-ranking report: every group metric per group and under every combo, NDKL and IAA."""
+"""The fair-ranking report: every group metric per group and under every combo; the singles.
+
+The single numbers: NDKL, AWRF_JS, IAA, nDCG and expected exposure.
+"""
 
 from __future__ import annotations
 
@@ -265,7 +268,8 @@ def ranking(
             "exposure or more pairs won); parity is every group at the same value.",
             "Read MinMaxRatio first: the least exposed group's value over the most exposed "
             "group's (1 = parity, 0.8 is a common threshold).",
-            "NDKL and IAA are single numbers: lower is better, 0 is fair.",
+            "The single numbers say in their direction column which way is fair: lower for "
+            "NDKL, IAA and EE-L (0 is fair), higher for AWRF_JS and nDCG (1 is best).",
             *notes,
         ),
     )
