@@ -36,6 +36,7 @@ from frameaudit._engine import (
     estimation,
     exact_sums,
     interval_outputs,
+    order_within,
     requested_bootstrap,
     schema_names,
     sum_before,
@@ -46,12 +47,12 @@ from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 from frameaudit.fair._alignment import SHARE, UNALIGNED, Unaligned, aligned, alignment_frames
-from frameaudit.fair.ranking import GroupMapping, item_groups
+from frameaudit.fair.ranking import GroupMapping, item_groups, position_weight
 
 __all__ = ["expected_exposure"]
 
-Model = Literal["rbp", "gerr"]
-MODELS: tuple[Model, ...] = ("rbp", "gerr")
+Model = Literal["rbp", "gerr", "log"]
+MODELS: tuple[Model, ...] = ("rbp", "gerr", "log")
 SHOWN = {
     "ee_l": ("lower is better (0 = exposure meets its relevance target)", "[0, inf)"),
     "ee_d": ("lower spreads exposure over more items", "[0, inf)"),
@@ -185,6 +186,8 @@ def _grades(call: _Call, kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         (total - upto).alias(_ABOVE), (upto - nw.col(_COUNT)).alias(_BELOW)
     )
     b = nw.col(_ABOVE)
+    if call.model == "log":
+        return counts.join(_log_targets(call, kept), on=[*queries, _GRADE], how="left")
     if call.model == "rbp":
         target = _span(p, b, m) / m
     else:
@@ -192,6 +195,24 @@ def _grades(call: _Call, kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         other = _power(1.0 - u, b) * _span(p, b, m) / m
         target = nw.when(grade > 0).then(relevant).otherwise(other)
     return counts.with_columns(target.alias(_TARGET))
+
+
+def _log_targets(call: _Call, kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """Per (query, grade): the target exposure of its items under TREC's discount.
+
+    The mean of 1/log2(max(j, 2)) over the 1-based positions j the grade's items hold in the
+    ideal order (the track's per-item target exposure).
+    """
+    queries = call.queries
+    placed = kept.select(*queries, nw.col(call.relevance).alias(_GRADE)).with_columns(
+        (-nw.col(_GRADE)).alias("__fa_down")
+    )
+    placed = placed.with_columns(order_within(placed, "__fa_down", queries).alias("__fa_place"))
+    weighted = placed.with_columns(position_weight("__fa_place", "log", 0.5).alias(_TARGET))
+    summed = exact_sums(weighted, [*queries, _GRADE], [_TARGET], nw.len().alias("__fa_n"))
+    return summed.select(
+        *queries, _GRADE, (nw.col(_TARGET) / nw.col("__fa_n").cast(nw.Float64)).alias(_TARGET)
+    )
 
 
 @registered("ranking", "table", unit=UNITS, roles={"judgments": "judgments"}, outputs=SHOWN)
@@ -287,8 +308,12 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         ``unknown`` of that dimension, ``"uniform"`` spreads it evenly over the
         dimension's levels.
     model
-        The browsing model: ``"rbp"`` (weight p^i at 0-based position i) or ``"gerr"``
-        (p^i·(1−u)^r, r the relevant items above).
+        The browsing model: ``"rbp"`` (weight p^i at 0-based position i), ``"gerr"``
+        (p^i·(1−u)^r, r the relevant items above) or ``"log"`` (TREC Fair Ranking's
+        1/log2(max(k, 2)) at 1-based position k; a grade's target exposure is the mean over
+        the ideal positions its items hold, as the track's code computes it per item; a
+        judged query the run lacks gets no exposure, and ``normalize`` is refused: expeval's
+        bounds are its models').
     patience
         p, in (0, 1).
     utility
@@ -338,6 +363,12 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     >>> fa.fair.expected_exposure(run, judgments=qrels, sample="sample").rows()
     [(0.28125, 1.15625, 1.078125)]
     """
+    if model == "log" and normalize:
+        msg = (
+            "normalize=True: expeval's bounds are those of its models, rbp and gerr; with "
+            "model='log' give normalize=False"
+        )
+        raise InvalidParameterError(msg)
     bootstrap = requested_bootstrap(ci, n_boot, seed)
     outputs = [*COLUMNS, *interval_outputs(COLUMNS, UNITS, bootstrap)]
     if ci is not None:
@@ -587,7 +618,10 @@ def _some_relevant(kept: nw.LazyFrame[Any], complete: bool) -> validate.Check:
 def _exposures(call: _Call, run: nw.LazyFrame[Any], kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     """Per (partition, query, item) of the run: the exposure averaged over the samples."""
     keys, samples, item, rank = call.keys, call.samples, call.item, call.rank
-    weight = _power(call.p, nw.col(rank).cast(nw.Int64) - 1)
+    if call.model == "log":
+        weight = position_weight(rank, "log", call.p)
+    else:
+        weight = _power(call.p, nw.col(rank).cast(nw.Int64) - 1)
     rows = run.select(*dict.fromkeys([*keys, *samples, item, rank]))
     if call.model == "gerr" and call.u > 0.0:
         relevant = kept.filter(nw.col(call.relevance) > 0).select(
@@ -665,6 +699,9 @@ def _item_values(
     # ranking and its target
     single = (nw.col("__fa_n") <= 1) if call.complete else nw.lit(value=False)
     d_high = _geometric(p * p, n)
+    # a missing query: expeval's defaults, its models' static ranking; TREC's model has none,
+    # the query gets no exposure
+    d_missing = d_high if call.model != "log" else nw.lit(0.0)
     if call.complete:
         d_low = _geometric(damped, n) ** 2 / nw.col("__fa_n")
         r_low = nw.col("__fa_rlow")
@@ -675,6 +712,7 @@ def _item_values(
         l_high = t2 + 1.0 / (1.0 - damped)
     r_high = nw.when(one_level).then(0.0).otherwise(t2)
     r_low = nw.when(one_level).then(0.0).otherwise(r_low)
+    r_missing = r_low if call.model != "log" else nw.lit(0.0)
     # a judged query the run lacks: no exposure (EE-L is ‖ε*‖²), and expeval's defaults
     # for EE-D (the static ranking's) and EE-R (its lower bound)
     loss = nw.when(seen).then(nw.col("__fa_l") + (t2 - nw.col("__fa_tin"))).otherwise(t2)
@@ -682,11 +720,15 @@ def _item_values(
         *keys,
         *_bounded("ee_l", loss, nw.lit(0.0), l_high, single),
         *_bounded(
-            "ee_d", nw.when(seen).then(nw.col("__fa_d")).otherwise(d_high), d_low, d_high, single
+            "ee_d",
+            nw.when(seen).then(nw.col("__fa_d")).otherwise(d_missing),
+            d_low,
+            d_high,
+            single,
         ),
         *_bounded(
             "ee_r",
-            nw.when(seen).then(nw.col("__fa_dot")).otherwise(r_low),
+            nw.when(seen).then(nw.col("__fa_dot")).otherwise(r_missing),
             r_low,
             r_high,
             one_level,
@@ -753,7 +795,9 @@ def _group_values(
         *_bounded("ee_l", nw.col("__fa_l"), nw.lit(0.0), l_high, l_high == 0),
         *_bounded(
             "ee_d",
-            nw.when(seen).then(nw.col("__fa_d")).otherwise(d_high),
+            nw.when(seen)
+            .then(nw.col("__fa_d"))
+            .otherwise(d_high if call.model != "log" else nw.lit(0.0)),
             d_low,
             d_high,
             one | (nw.col("__fa_r") <= 1) | nw.lit(damped == p),

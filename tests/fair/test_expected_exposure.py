@@ -484,3 +484,46 @@ def test_a_partition_the_judgments_hold_keys_them() -> None:
     for system, *values in crossed.iter_rows():
         rows = [x for x in run if int(x[0][1:]) % 2 == system]
         assert values == pytest.approx(list(mean_over_queries(reference(rows, qrels))), rel=1e-12)
+
+
+@pytest.mark.parametrize(("grouped", "complete"), [(False, False), (True, False), (False, True)])
+def test_trecs_log_model_equals_the_reference(
+    constructor: Any, grouped: bool, complete: bool
+) -> None:
+    """model="log": TREC's 1/log2(max(k, 2)) per position; a grade's target the mean over its
+    ideal positions (the track's per-item target); a missing query exposes nothing."""
+    run, qrels, groups = _random_case(14)
+    r, j = _frames(run, qrels, groups)
+    ours = to_polars(
+        fa.fair.expected_exposure(
+            constructor(r),
+            judgments=constructor(j),
+            sample="sample",
+            by="query",
+            model="log",
+            complete=complete,
+            group="grp" if grouped else None,
+        )
+    )
+    membership = {d: {g: 1.0} for d, g in groups.items()} if grouped else None
+    expected = reference(run, qrels, model="log", complete=complete, membership=membership)
+    assert sorted(ours["query"]) == sorted(expected)
+    for query, *values in ours.iter_rows():
+        assert values == pytest.approx(list(expected[query]), rel=1e-12, abs=1e-15), query
+
+
+def test_trecs_log_model_hand_worked() -> None:
+    """One sample ranks d2, d1; d1 (grade 2) and d2 (grade 1) hold ideal positions 1 and 2,
+    both weighing 1 under 1/log2(max(k, 2)): targets 1 and 1, exposures 1 and 1."""
+    run = pl.DataFrame({"query": ["q", "q"], "item": ["d2", "d1"], "rank": [1, 2]})
+    qrels = pl.DataFrame(
+        {"query": ["q", "q", "q"], "item": ["d1", "d2", "d3"], "relevance": [2, 1, 1]}
+    )
+    # d3 holds ideal position 3: 1/log2 3; grade 1's two items share (1 + 1/log2 3)/2
+    t1 = (1.0 + 1.0 / np.log2(3)) / 2
+    result = fa.fair.expected_exposure(run, judgments=qrels, model="log").row(0)
+    assert result == pytest.approx(
+        ((1 - 1.0) ** 2 + (1 - t1) ** 2 + t1**2, 2.0, 1.0 + t1), rel=1e-15
+    )
+    with pytest.raises(fa.FrameAuditError, match="normalize=True: expeval's bounds"):
+        fa.fair.expected_exposure(run, judgments=qrels, model="log", normalize=True)

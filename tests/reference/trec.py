@@ -41,7 +41,9 @@ def targets(grades: Mapping[Any, float], model: str, p: float, u: float) -> dict
     weights = []
     relevant_above = 0
     for i, grade in enumerate(ordered):
-        if model == "rbp":
+        if model == "log":
+            weights.append(1.0 / math.log2(max(i + 1, 2)))
+        elif model == "rbp":
             weights.append(p**i)
         else:
             weights.append(p**i * (1.0 - u) ** relevant_above)
@@ -68,7 +70,7 @@ def run_exposures(
     for rows in rankings.values():
         above = 0
         for rank, doc in sorted(rows):
-            weight = p ** (rank - 1)
+            weight = 1.0 / math.log2(max(rank, 2)) if model == "log" else p ** (rank - 1)
             if model == "gerr":
                 weight *= (1.0 - u) ** above
             exposure[doc] += weight / len(rankings)
@@ -123,6 +125,8 @@ def expected_exposure(  # noqa: PLR0912 (the definition, written out)
                 l_high = sum(t * t for t in target.values()) + 1.0 / (1.0 - damped)
             if missing:
                 disparity, relevance, loss = d_high, r_low, sum(t * t for t in target.values())
+                if model == "log":  # no model default: no exposure
+                    disparity, relevance = 0.0, 0.0
         else:
             groups: dict[Any, float] = defaultdict(float)
             exposed: dict[Any, float] = defaultdict(float)
@@ -145,7 +149,7 @@ def expected_exposure(  # noqa: PLR0912 (the definition, written out)
                 sum(t * t for t in groups.values()), sum((mass - t) ** 2 for t in groups.values())
             )
             if missing:
-                disparity, relevance = d_high, 0.0
+                disparity, relevance = (0.0 if model == "log" else d_high), 0.0
         if normalize:
             loss = _normalised(loss, 0.0, l_high, 0.0)
             disparity = _normalised(disparity, d_low, d_high, 0.0)
