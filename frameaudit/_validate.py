@@ -33,7 +33,7 @@ from frameaudit._engine import (
     sorted_screen,
     text,
 )
-from frameaudit._expr import aggregate, hashed_keys
+from frameaudit._expr import WHOLE, aggregate, hashed_keys, partitioned
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "relative_weights",
     "require_dtype",
     "row_text",
+    "sums_to_one",
     "unique_within",
     "values_present",
 ]
@@ -612,3 +613,23 @@ def offending(
         )
 
     return Check.proved_or_diagnosed(counts, none_counted, diagnose)
+
+
+SUM_TOLERANCE = 1e-9
+"""How far from 1 a distribution's shares or an item's weights may sum (float rounding)."""
+
+
+def sums_to_one(
+    frame: nw.LazyFrame[Any], column: str, keys: Sequence[str], head: str, found: str
+) -> Check:
+    """Per ``keys`` (none: the whole frame), ``column`` sums to 1 (NaN does not).
+
+    The message as :func:`offending` writes it: "``head`` {n}``found`` (e.g. …)".
+    """
+    keys = list(keys)
+    total = nw.col(column).cast(nw.Float64).sum().alias("__fa_total")
+    totals = aggregate(partitioned(frame, keys), keys or [WHOLE], total)
+    off = totals.filter(
+        ((nw.col("__fa_total") - 1.0).abs() > SUM_TOLERANCE) | nw.col("__fa_total").is_nan()
+    )
+    return offending(off, keys, head, found)

@@ -29,7 +29,6 @@ UNKNOWN = "unknown"
 """The level an unaligned item takes with ``unaligned="unknown"``."""
 SHARE = "__fa_member"
 """The column with an item's weight in a cell."""
-_TOLERANCE = 1e-9
 _WEIGHT = "weight"
 
 
@@ -74,10 +73,8 @@ def aligned(
     checks: list[validate.Check] = []
     table: nw.LazyFrame[Any] | None = None
     for frame, group in zip(frames, groups, strict=True):
-        name = "alignment"
-        dimension = align(
-            frame, source, {item: "item", group: "group", _WEIGHT: "alignment"}, frame_name=name
-        )
+        roles = {item: "item", group: "group", _WEIGHT: "alignment"}
+        dimension = align(frame, source, roles, frame_name="alignment")
         dimension = dimension.select(item, group, _WEIGHT)
         validate.require_dtype(dimension, _WEIGHT, "alignment", "numeric")
         dtype = dimension.collect_schema()[item]
@@ -90,10 +87,6 @@ def aligned(
                 raise InvalidDtypeError(msg)
             dimension = dimension.with_columns(nw.col(item).cast(item_dtype))
         weight = nw.col(_WEIGHT).cast(nw.Float64)
-        totals = dimension.group_by(item).agg(weight.sum().alias("__fa_total"))
-        off = totals.filter(
-            ((nw.col("__fa_total") - 1.0).abs() > _TOLERANCE) | nw.col("__fa_total").is_nan()
-        )
         checks += [
             validate.no_nulls(
                 dimension,
@@ -103,8 +96,12 @@ def aligned(
             validate.unique_within(
                 dimension, [item, group], "alignment=", "one weight per (item, group)"
             ),
-            validate.offending(
-                off.select(item), [item], "alignment=: the weights of ", " item(s) do not sum to 1"
+            validate.sums_to_one(
+                dimension,
+                _WEIGHT,
+                [item],
+                "alignment=: the weights of ",
+                " item(s) do not sum to 1",
             ),
         ]
         rows = dimension.filter(weight > 0).select(item, group, weight.alias(SHARE))

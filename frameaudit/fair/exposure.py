@@ -32,21 +32,20 @@ from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     Source,
-    align,
     estimation,
     exact_sums,
     interval_outputs,
     order_within,
     requested_bootstrap,
-    schema_names,
     sum_before,
 )
 from frameaudit._expr import partitioned, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, Real, constraints
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
-from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
+from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair._alignment import SHARE, UNALIGNED, Unaligned, aligned, alignment_frames
+from frameaudit.fair._judgments import judged as judged_frame
 from frameaudit.fair.ranking import GroupMapping, item_groups, position_weight
 
 __all__ = ["expected_exposure"]
@@ -137,35 +136,6 @@ def _normalised(column: str) -> nw.Expr:
     value, low, high = (nw.col(f"{column}_{part}") for part in ("value", "low", "high"))
     scaled = (value - low) / (high - low)
     return nw.when(nw.col(f"{column}_equal")).then(nw.lit(DEFAULTS[column])).otherwise(scaled)
-
-
-def _key_dtypes(
-    judgments: nw.LazyFrame[Any], schema: Any, columns: dict[str, str]
-) -> nw.LazyFrame[Any]:
-    """``judgments`` with its key columns cast to the run's dtypes, where that is lossless.
-
-    ``columns`` maps each key column to its parameter. Integers of two widths are cast; text
-    against categories too; anything else is an error naming both dtypes (a cast of 1.5 to
-    1 or of "7" to 7 would silently join the wrong rows).
-    """
-    theirs = judgments.collect_schema()
-    casts = []
-    for column, parameter in columns.items():
-        mine, other = schema[column], theirs[column]
-        if mine == other:
-            continue
-        both_integer = mine.is_integer() and other.is_integer()
-        text = {mine, other} <= {nw.String, nw.Categorical} or (
-            mine == nw.String and other == nw.Categorical
-        )
-        if not (both_integer or text):
-            msg = (
-                f"judgments=: column {column!r} ({parameter}=) has dtype {other}, but the run's "
-                f"has dtype {mine}; convert one of them so that they match"
-            )
-            raise InvalidDtypeError(msg)
-        casts.append(nw.col(column).cast(mine))
-    return judgments.with_columns(*casts) if casts else judgments
 
 
 def _grades(call: _Call, kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -399,7 +369,6 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         outputs=outputs,
     )
     in_run = {r.parameter for r in run_roles}
-    judged_roles_of = {"ranking", "item", *(r.parameter for r in judged_roles)}
     bound = bind(frame, run_roles, sharing=sharing, outputs=outputs)
     source = bound.source
     run = source.frame
@@ -407,22 +376,17 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     samples = bound.columns["sample"]
     group_names = column_names(judged_roles[1])
     units = queries  # the resampled unit: a judged query (within its partition)
-    roles: dict[str, Any] = {
+    graded: dict[str, Any] = {
         "item": item,
         "relevance": relevance,
-        "group": group_names,
-        "weight": weight,
+        "also": {**dict.fromkeys(group_names, "group"), **({weight: "weight"} if weight else {})},
     }
-    judged = _judgments(judgments, source, queries=queries, **roles)
     # a partition column the judgments hold keys them too (each market its own judgments);
     # the others are crossed with every judged query (each system against the same ones)
-    held = [c for c in by_names if c not in queries and c in schema_names(judgments)]
-    if held:
-        judged = _judgments(judgments, source, queries=[*held, *queries], **roles)
-        queries = [*held, *queries]
-    judged = _key_dtypes(
-        judged, run.collect_schema(), {**dict.fromkeys(queries, "ranking"), item: "item"}
+    judged, judged_checks, held = judged_frame(
+        judgments, source, run.collect_schema(), queries=queries, by=by_names, **graded
     )
+    queries = [*held, *queries]
     keys = list(dict.fromkeys([*by_names, *queries]))
     rankings = [*keys, *samples]
     checks = [
@@ -431,11 +395,7 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         validate.in_range(run, rank, "rank", 1, None),
         validate.distinct_within(run, rankings, {rank: "rank", item: "item"}, "sampled ranking"),
         validate.non_empty(judged, "judgments="),
-        validate.no_nulls(judged, {c: p for c, p in owner.items() if p in judged_roles_of}),
-        validate.in_range(judged, relevance, "relevance", 0, None),
-        validate.unique_within(
-            judged, [*queries, item], "judgments=", "judge each item once per query"
-        ),
+        *judged_checks,
     ]
     if weight is not None:
         checks += validate.unit_weights(judged, weight, queries, "query")
@@ -516,39 +476,6 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     else:
         result = estimated.intervals(means, [], COLUMNS)
     return estimated.finish(result, checks=checks)
-
-
-def _judgments(
-    judgments: Any,
-    source: Source,
-    *,
-    queries: list[str],
-    item: str,
-    relevance: str,
-    group: list[str],
-    weight: str | None,
-) -> nw.LazyFrame[Any]:
-    """The judgments in the run's engine, with their role columns only."""
-    roles = {
-        **dict.fromkeys(queries, "ranking"),
-        item: "item",
-        relevance: "relevance",
-        **dict.fromkeys(group, "group"),
-        **({weight: "weight"} if weight is not None else {}),
-    }
-    if judgments is None or isinstance(judgments, str | dict | list):
-        msg = (
-            f"judgments={judgments!r}: expected a frame of graded judgments (query, item, "
-            "relevance), e.g. frameaudit.datasets.read_qrels(path)"
-        )
-        raise InvalidParameterError(msg)
-    frame = align(judgments, source, roles, frame_name="judgments").select(*roles)
-    kinds = {**dict.fromkeys([*queries, item, *group], "key"), relevance: "numeric"}
-    if weight is not None:
-        kinds[weight] = "numeric"
-    for column, kind in kinds.items():
-        validate.require_dtype(frame, column, roles[column], kind)
-    return frame
 
 
 def _members(
@@ -667,6 +594,20 @@ def _query_sums(call: _Call, table: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     return exact_sums(rows, call.queries, list(columns))
 
 
+def _products(e: nw.Expr, t: nw.Expr) -> dict[str, nw.Expr]:
+    """A cell's terms of EE-D (ε²), EE-R (ε·ε*) and EE-L ((ε − ε*)²), by their sums' names."""
+    return {"__fa_d": e * e, "__fa_dot": e * t, "__fa_l": (e - t) * (e - t)}
+
+
+def _missing(call: _Call, default: nw.Expr) -> nw.Expr:
+    """A value of a judged query the run lacks: expeval's ``default``, or 0 for TREC's model.
+
+    expeval's defaults are its models' (the static ranking's disparity, the relevance lower
+    bound); TREC's model has none, and the query gets no exposure.
+    """
+    return default if call.model != "log" else nw.lit(0.0)
+
+
 def _item_values(
     call: _Call,
     grid: nw.LazyFrame[Any],
@@ -680,12 +621,7 @@ def _item_values(
     matched = exposures.join(
         targets.select(*queries, item, _TARGET), on=[*queries, item], how="left"
     )
-    terms = {
-        "__fa_d": e * e,
-        "__fa_dot": e * t,
-        "__fa_l": (e - t) * (e - t),
-        "__fa_tin": t * t,
-    }
+    terms = {**_products(e, t), "__fa_tin": t * t}
     sums = exact_sums(
         matched.with_columns(*(x.alias(k) for k, x in terms.items())), keys, list(terms)
     )
@@ -699,9 +635,6 @@ def _item_values(
     # ranking and its target
     single = (nw.col("__fa_n") <= 1) if call.complete else nw.lit(value=False)
     d_high = _geometric(p * p, n)
-    # a missing query: expeval's defaults, its models' static ranking; TREC's model has none,
-    # the query gets no exposure
-    d_missing = d_high if call.model != "log" else nw.lit(0.0)
     if call.complete:
         d_low = _geometric(damped, n) ** 2 / nw.col("__fa_n")
         r_low = nw.col("__fa_rlow")
@@ -712,7 +645,6 @@ def _item_values(
         l_high = t2 + 1.0 / (1.0 - damped)
     r_high = nw.when(one_level).then(0.0).otherwise(t2)
     r_low = nw.when(one_level).then(0.0).otherwise(r_low)
-    r_missing = r_low if call.model != "log" else nw.lit(0.0)
     # a judged query the run lacks: no exposure (EE-L is ‖ε*‖²), and expeval's defaults
     # for EE-D (the static ranking's) and EE-R (its lower bound)
     loss = nw.when(seen).then(nw.col("__fa_l") + (t2 - nw.col("__fa_tin"))).otherwise(t2)
@@ -721,14 +653,14 @@ def _item_values(
         *_bounded("ee_l", loss, nw.lit(0.0), l_high, single),
         *_bounded(
             "ee_d",
-            nw.when(seen).then(nw.col("__fa_d")).otherwise(d_missing),
+            nw.when(seen).then(nw.col("__fa_d")).otherwise(_missing(call, d_high)),
             d_low,
             d_high,
             single,
         ),
         *_bounded(
             "ee_r",
-            nw.when(seen).then(nw.col("__fa_dot")).otherwise(r_missing),
+            nw.when(seen).then(nw.col("__fa_dot")).otherwise(_missing(call, r_low)),
             r_low,
             r_high,
             one_level,
@@ -770,9 +702,7 @@ def _group_values(
     mass = _geometric(p, nw.col("__fa_r"))
     e, t = nw.col(_EXPOSURE).fill_null(0.0), nw.col(_TARGET)
     terms = {
-        "__fa_d": e * e,
-        "__fa_dot": e * t,
-        "__fa_l": (e - t) * (e - t),
+        **_products(e, t),
         "__fa_t2": t * t,
         "__fa_gap": (mass - t) * (mass - t),
         "__fa_k": nw.lit(1.0),
@@ -795,9 +725,7 @@ def _group_values(
         *_bounded("ee_l", nw.col("__fa_l"), nw.lit(0.0), l_high, l_high == 0),
         *_bounded(
             "ee_d",
-            nw.when(seen)
-            .then(nw.col("__fa_d"))
-            .otherwise(d_high if call.model != "log" else nw.lit(0.0)),
+            nw.when(seen).then(nw.col("__fa_d")).otherwise(_missing(call, d_high)),
             d_low,
             d_high,
             one | (nw.col("__fa_r") <= 1) | nw.lit(damped == p),

@@ -81,6 +81,7 @@ from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 from frameaudit.fair._alignment import SHARE, UNALIGNED, Unaligned, aligned, alignment_frames
+from frameaudit.fair._judgments import judged
 
 __all__ = [
     "COMBOS",
@@ -1499,7 +1500,6 @@ def ndkl(
 
 
 _SHARE = "__fa_share"
-_SHARE_TOLERANCE = 1e-9
 _OFF_TARGET = "__fa_off_target"
 _UNKNOWN = "__fa_unknown"
 
@@ -1590,15 +1590,14 @@ def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
             *(nw.col(g).cast(schema[g]) for g in groups), nw.col("share").cast(nw.Float64)
         )
     )
-    share = nw.col("share")
-    off = aggregate(partitioned(shares, keys), keys or [WHOLE], share.sum().alias("total"))
-    off = off.filter(((nw.col("total") - 1.0).abs() > _SHARE_TOLERANCE) | nw.col("total").is_nan())
     present = prep.frame.select(*keys, *groups).unique()
     checks = [
         validate.no_nulls(shares, dict.fromkeys([*keys, *groups, "share"], "target")),
         validate.in_range(shares, "share", "target share", 0, 1),
         validate.unique_within(shares, [*keys, *groups], "target=", "one share per group"),
-        validate.offending(off, keys, "target=: the shares of ", " partition(s) do not sum to 1"),
+        validate.sums_to_one(
+            shares, "share", keys, "target=: the shares of ", " partition(s) do not sum to 1"
+        ),
         validate.offending(
             present.join(shares, on=[*keys, *groups], how="anti"),
             [*keys, *groups],
@@ -1635,7 +1634,7 @@ def _target_mapping(
             msg = f"target=: the share of {key!r} is {value!r}; expected a number in [0, 1]"
             raise InvalidParameterError(msg)
     total = math.fsum(float(v) for v in shares)
-    if abs(total - 1.0) > _SHARE_TOLERANCE:
+    if abs(total - 1.0) > validate.SUM_TOLERANCE:
         msg = f"target=: the shares sum to {total!r}; expected them to sum to 1"
         raise InvalidParameterError(msg)
     columns = _group_columns("target", list(target), groups, schema)
@@ -2118,17 +2117,13 @@ def ndcg(
             nw.col(_GAIN).fill_null(0.0)
         )
         ideal = _ideal_dcg(judged, on, k=k, gain=gain, kind=discount)
-    cut = rows if k is None else rows.filter(nw.col(rank) <= k)
     gained = _gained(nw.col(_GAIN), gain) * position_weight(rank, discount, 0.5)
+    if k is not None:  # a position beyond the cutoff gains nothing; its ranking still counts
+        gained = nw.when(nw.col(rank) <= k).then(gained).otherwise(0.0)
     kept = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
     keys = [*rankings, *(prep.groups if group is not None else [])]
-    dcg = exact_sums(cut.with_columns(gained.alias("__fa_dcg")), keys, ["__fa_dcg"], *kept)
-    # a ranking whose rows all lie beyond the cutoff still counts (a DCG of 0)
-    every = aggregate(rows, keys, nw.len().alias("__fa_rows"), *kept)
-    every = every.join(dcg.select(*keys, "__fa_dcg"), on=keys, how="left")
-    scored = every.join(ideal, on=on, how="left").with_columns(
-        nw.col("__fa_dcg").fill_null(0.0), nw.col(_IDEAL).fill_null(0.0)
-    )
+    dcg = exact_sums(rows.with_columns(gained.alias("__fa_dcg")), keys, ["__fa_dcg"], *kept)
+    scored = dcg.join(ideal, on=on, how="left").with_columns(nw.col(_IDEAL).fill_null(0.0))
     value = nw.when(nw.col(_IDEAL) > 0).then(nw.col("__fa_dcg") / nw.col(_IDEAL)).otherwise(0.0)
     weighted = prep.estimation.unit_weight()
     terms = scored.with_columns(value.alias("ndcg")).with_columns(
@@ -2164,24 +2159,12 @@ def _judged_grades(
     on = list(queries or prep.estimation.by)
     if not on:
         raise InvalidParameterError("judgments=: give ranking= the query column(s) to join on")
-    roles = {**dict.fromkeys(on, "ranking"), prep.item: "item", relevance: "relevance"}
-    judged = align(judgments, prep.estimation.source, roles, frame_name="judgments")
-    validate.require_dtype(judged, relevance, "relevance", "numeric")
     schema = prep.frame.collect_schema()
-    judged = judged.select(
-        *(nw.col(c).cast(schema[c]) for c in [*on, prep.item]),
-        nw.col(relevance).cast(nw.Float64).alias(_GAIN),
+    frame, checks, _ = judged(
+        judgments, prep.estimation.source, schema, queries=on, item=prep.item, relevance=relevance
     )
-    prep.checks += [
-        validate.no_nulls(
-            judged, {**dict.fromkeys(on, "ranking"), prep.item: "item", _GAIN: "relevance"}
-        ),
-        validate.in_range(judged, _GAIN, "relevance", 0, None),
-        validate.unique_within(
-            judged, [*on, prep.item], "judgments=", "judge each item once per query"
-        ),
-    ]
-    return judged, on
+    prep.checks += checks
+    return frame.select(*on, prep.item, nw.col(relevance).cast(nw.Float64).alias(_GAIN)), on
 
 
 def _ideal_dcg(
