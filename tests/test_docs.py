@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,18 @@ def test_trec_page_shows_what_its_example_prints() -> None:
         assert value in page  # expeval's printed output, which the example must reproduce
     assert "0.28125 ┆ 1.15625 ┆ 1.078125" in printed
     assert "0.085714 ┆ 0.8671875 ┆ 0.841463" in printed
+
+
+def test_trec_page_task2_example_is_worked_by_hand() -> None:
+    """The task-2 example prints what the page shows, and the values worked by hand beside it
+    (two positions of weight 1: targets 1 and 1; exposures 1 and 1/log2 3, or 1 + 1/log2 3)."""
+    printed, shown = printed_and_shown("trec.md", "The track's task-2 targets")
+    assert printed == shown
+    c = 1.0 / math.log2(3)
+    judged = (f"{(1 - c) ** 2:.6f}", f"{1 + c * c:.6f}", f"{1 + c:.5f}")
+    retrieved = (f"{c * c:.6f}", f"{1 + (1 + c) ** 2:.6f}", f"{2 + c:.5f}")
+    assert " ┆ ".join(judged) in printed
+    assert " ┆ ".join(retrieved) in printed
 
 
 def test_compare_page_shows_what_its_example_prints() -> None:

@@ -23,6 +23,7 @@ queries. The numbers are those of ``expeval`` (the paper's code), with its bound
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -40,18 +41,25 @@ from frameaudit._engine import (
     sum_before,
 )
 from frameaudit._expr import partitioned, safe_div
-from frameaudit._params import UNCERTAINTY, Choice, Flag, Real, constraints
+from frameaudit._params import UNCERTAINTY, Choice, Flag, Integer, Optional, Real, constraints
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair._alignment import SHARE, UNALIGNED, Unaligned, aligned, alignment_frames
 from frameaudit.fair._judgments import judged as judged_frame
-from frameaudit.fair.ranking import GroupMapping, item_groups, position_weight
+from frameaudit.fair.ranking import (
+    GroupMapping,
+    item_groups,
+    position_weight,
+    target_shares,
+)
 
 __all__ = ["expected_exposure"]
 
 Model = Literal["rbp", "gerr", "log"]
 MODELS: tuple[Model, ...] = ("rbp", "gerr", "log")
+Exposed = Literal["judged", "retrieved"]
+EXPOSED: tuple[Exposed, ...] = ("judged", "retrieved")
 SHOWN = {
     "ee_l": ("lower is better (0 = exposure meets its relevance target)", "[0, inf)"),
     "ee_d": ("lower spreads exposure over more items", "[0, inf)"),
@@ -89,6 +97,7 @@ class _Call:
     p: float
     u: float
     complete: bool
+    exposed: Exposed = "judged"
 
     @property
     def damped(self) -> float:
@@ -193,6 +202,8 @@ def _log_targets(call: _Call, kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     utility=Real(0.0, 1.0),
     complete=Flag(),
     normalize=Flag(),
+    length=Optional(Integer(1)),
+    exposed=Choice(EXPOSED),
     **UNCERTAINTY,
 )
 @shared_docs(
@@ -222,6 +233,9 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     utility: float = 0.5,
     complete: bool = False,
     normalize: bool = False,
+    target: Any | None = None,
+    length: int | None = None,
+    exposed: Exposed = "judged",
     by: Names | None = None,
     weight: str | None = None,
     ci: float | None = None,
@@ -294,6 +308,24 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     normalize
         Scale each query's values by expeval's bounds: (v − lower)/(upper − lower), and
         expeval's defaults where the bounds coincide (0 for EE-L and EE-D, 1 for EE-R).
+    target
+        Group mode: the groups' target shares as the TREC Fair Ranking track's task 2 sets
+        them, instead of the targets the grades imply: a mapping group → share (summing to
+        1), or a frame of the group column(s) and ``share``, optionally per query (or
+        ``by``) column. A group's target exposure is its share of the exposure of a ranking
+        of ``length`` positions (the model's weights at 1 … ``length`` summed). Every group
+        the run exposes needs a share (0 is allowed; with ``unaligned="unknown"`` the level
+        ``unknown`` too). Not with ``normalize`` (the track's own normalisation is
+        unfinished) nor ``model="gerr"`` (its weights depend on the relevant items above).
+    length
+        With ``target=``: the ranking length its exposure is scaled to (the track used 20
+        in 2022 and 50 in 2021).
+    exposed
+        Group mode: whose exposure a group sums. ``"judged"``: the judged items that count
+        (the relevant ones; every judged one with ``complete=True``), as expeval and the
+        TREC 2022 code do; ``"retrieved"``: every retrieved item (TREC 2021's task 2),
+        with the groups from ``groups=`` or ``alignment=``, which know the unjudged items.
+        Not with ``normalize`` (expeval's bounds are for judged exposure).
     by
         Partition column(s) of the run: a system column (every partition is evaluated on
         every judged query), the query column (one row per query), or a column the judgments
@@ -333,12 +365,15 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     >>> fa.fair.expected_exposure(run, judgments=qrels, sample="sample").rows()
     [(0.28125, 1.15625, 1.078125)]
     """
-    if model == "log" and normalize:
-        msg = (
-            "normalize=True: expeval's bounds are those of its models, rbp and gerr; with "
-            "model='log' give normalize=False"
-        )
-        raise InvalidParameterError(msg)
+    _check_options(
+        target,
+        length,
+        exposed,
+        model=model,
+        normalize=normalize,
+        grouped=group is not None or groups is not None or alignment is not None,
+        mapped=groups is not None or alignment is not None,
+    )
     bootstrap = requested_bootstrap(ci, n_boot, seed)
     outputs = [*COLUMNS, *interval_outputs(COLUMNS, UNITS, bootstrap)]
     if ci is not None:
@@ -413,6 +448,7 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         float(patience),
         float(utility),
         complete,
+        exposed,
     )
     table = _grades(call, kept)
     targets = kept.join(
@@ -430,6 +466,7 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     members, member_checks = _members(
         call,
         kept,
+        run,
         source,
         group=group,
         columns=group_names,
@@ -441,7 +478,15 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     if members is None:
         values = _item_values(call, grid, table, targets, exposures)
     else:
-        values = _group_values(call, grid, table, targets, exposures, members=members)
+        counted = _group_exposures(call, exposures, kept, members)
+        if target is None:
+            values = _group_values(call, grid, table, targets, counted, members=members)
+        else:
+            assert length is not None
+            values, target_checks = _target_values(
+                call, grid, counted, members, source, target=target, length=length
+            )
+            checks += target_checks
     if not normalize:
         values = values.select(*keys, *(nw.col(f"{c}_value").alias(c) for c in COLUMNS))
     else:
@@ -478,9 +523,65 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     return estimated.finish(result, checks=checks)
 
 
+def _check_options(
+    target: Any | None,
+    length: int | None,
+    exposed: Exposed,
+    *,
+    model: Model,
+    normalize: bool,
+    grouped: bool,
+    mapped: bool,
+) -> None:
+    """Refuse the combinations of options that mean nothing (``normalize``, ``target=``…)."""
+    problem = None
+    if model == "log" and normalize:
+        problem = (
+            "normalize=True: expeval's bounds are those of its models, rbp and gerr; with "
+            "model='log' give normalize=False"
+        )
+    elif target is not None:
+        if not grouped:
+            problem = (
+                "target=: a target is a distribution over groups; give group=, groups= or "
+                "alignment= (group mode)"
+            )
+        elif model == "gerr":
+            problem = (
+                "target= with model='gerr': a ranking's gerr exposure depends on its relevant "
+                "items, so no fixed length scales a target; give model='rbp' or 'log'"
+            )
+        elif normalize:
+            problem = (
+                "normalize=True with target=: expeval's bounds are for the targets the grades "
+                "imply; give normalize=False"
+            )
+        elif length is None:
+            problem = (
+                "length=None: with target= give the ranking length its exposure is scaled to "
+                "(the TREC Fair Ranking track used 20 in 2022, 50 in 2021)"
+            )
+    elif length is not None:
+        problem = f"length={length!r}: it scales a target=; give target= too, or length=None"
+    if problem is None and exposed == "retrieved":
+        if not mapped:
+            problem = (
+                "exposed='retrieved': the groups of retrieved items the judgments do not hold "
+                "come from groups= or alignment=; give one of them"
+            )
+        elif normalize:
+            problem = (
+                "normalize=True with exposed='retrieved': expeval's bounds are for judged "
+                "exposure; give normalize=False"
+            )
+    if problem is not None:
+        raise InvalidParameterError(problem)
+
+
 def _members(
     call: _Call,
     kept: nw.LazyFrame[Any],
+    run: nw.LazyFrame[Any],
     source: Source,
     *,
     group: Names | None,
@@ -489,43 +590,74 @@ def _members(
     alignment: Any | None,
     unaligned: Unaligned,
 ) -> tuple[nw.LazyFrame[Any] | None, list[validate.Check]]:
-    """The judged items' groups: (query, item, group columns, share), and their checks.
+    """The items' groups and their checks; None in individual mode.
 
-    From the judgments' group ``columns`` (share 1), a mapping ``groups=`` (share 1) or
-    ``alignment=`` (soft, or several dimensions' cells); None in individual mode.
+    From the judgments' group ``columns`` (share 1): (query, item, group columns, share) of
+    the judged items. From a mapping ``groups=`` (share 1) or ``alignment=`` (soft, or several
+    dimensions' cells): (item, group columns, share) of the judged items, and of the retrieved
+    ones with ``exposed="retrieved"``.
     """
     queries, item = call.queries, call.item
-    judged = kept.select(*queries, item)
+    items = kept.select(item)
+    if call.exposed == "retrieved":
+        items = nw.concat([items, run.select(item)], how="vertical")
+    items = items.unique()
     if alignment is not None:
         frames, names = alignment_frames(alignment, group)
-        cells, checks = aligned(
-            judged.select(item).unique(),
-            frames,
-            names,
-            item=item,
-            source=source,
-            unaligned=unaligned,
-        )
-        return judged.join(cells, on=item, how="inner"), checks
+        return aligned(items, frames, names, item=item, source=source, unaligned=unaligned)
     if groups is not None:
         (name,) = column_names(Role("group", group if group is not None else "group"))
         mapping, checks = item_groups(groups, source, item=item, group=name)
-        members = judged.join(mapping, on=item, how="left")
-        unmapped = members.filter(nw.col(name).is_null()).select(item)
+        unmapped = items.join(mapping, on=item, how="anti")
+        counted = "judged" if call.exposed == "judged" else "judged or retrieved"
         checks.append(
             validate.offending(
                 unmapped,
                 [item],
                 "groups=: ",
-                " judged item(s) have no group in the mapping",
-                "; every judged item needs a group",
+                f" {counted} item(s) have no group in the mapping",
+                f"; every {counted} item needs a group",
             )
         )
+        members = items.join(mapping, on=item, how="inner")
         return members.with_columns(nw.lit(1.0).alias(SHARE)), checks
     if not columns:
         return None, []
     members = kept.select(*queries, item, *columns).with_columns(nw.lit(1.0).alias(SHARE))
     return members, []
+
+
+def _member_keys(call: _Call, members: nw.LazyFrame[Any]) -> list[str]:
+    """The columns ``members`` are keyed by: (query, item), or the item alone."""
+    names = members.collect_schema().names()
+    return [*(q for q in call.queries if q in names), call.item]
+
+
+def _member_groups(call: _Call, members: nw.LazyFrame[Any]) -> list[str]:
+    """The group (cell) columns of ``members``."""
+    keyed = _member_keys(call, members)
+    return [c for c in members.collect_schema().names() if c not in (*keyed, SHARE)]
+
+
+def _group_exposures(
+    call: _Call,
+    exposures: nw.LazyFrame[Any],
+    kept: nw.LazyFrame[Any],
+    members: nw.LazyFrame[Any],
+) -> nw.LazyFrame[Any]:
+    """Per (partition, query, group): the exposure summed over the group's counted items.
+
+    An item counts with its membership share; the items are the judged ones that count
+    (``exposed="judged"``) or every retrieved one.
+    """
+    keys, queries, item = call.keys, call.queries, call.item
+    on = _member_keys(call, members)
+    if call.exposed == "judged" and on == [item]:
+        exposures = exposures.join(kept.select(*queries, item), on=[*queries, item], how="semi")
+    exposed = exposures.join(members, on=on, how="inner").with_columns(
+        (nw.col(_EXPOSURE) * nw.col(SHARE)).alias(_EXPOSURE)
+    )
+    return exact_sums(exposed, [*keys, *_member_groups(call, members)], [_EXPOSURE])
 
 
 def _some_relevant(kept: nw.LazyFrame[Any], complete: bool) -> validate.Check:
@@ -668,39 +800,96 @@ def _item_values(
     )
 
 
+def _target_values(
+    call: _Call,
+    grid: nw.LazyFrame[Any],
+    exposed: nw.LazyFrame[Any],
+    members: nw.LazyFrame[Any],
+    source: Source,
+    *,
+    target: Any,
+    length: int,
+) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
+    """Group mode with the track's targets: per (partition, query) each column's value.
+
+    A group's target exposure is its share of the weights of positions 1 … ``length``
+    (TREC task 2's "available exposure"); the cells are the target's groups.
+    """
+    keys = call.keys
+    groups = _member_groups(call, members)
+    shares, on, checks = target_shares(
+        target,
+        groups=groups,
+        schema={**members.collect_schema(), **grid.collect_schema()},
+        keys=keys,
+        source=source,
+        present=exposed,
+    )
+    if on:
+        missing = grid.select(on).unique().join(shares.select(on).unique(), on=on, how="anti")
+        checks.append(
+            validate.offending(
+                missing,
+                on,
+                "target=: ",
+                " evaluated queries (or partitions) have no shares",
+                "; give each one its distribution",
+            )
+        )
+    if call.model == "log":
+        mass = math.fsum(1.0 / math.log2(max(k, 2)) for k in range(1, length + 1))
+    else:
+        mass = (1.0 - call.p**length) / (1.0 - call.p)
+    wanted = shares.select(*on, *groups, (nw.col("share") * mass).alias(_TARGET))
+    cells = grid.join(wanted, on=on, how="inner") if on else grid.join(wanted, how="cross")
+    cells = cells.join(exposed, on=[*keys, *groups], how="left")
+    e, t = nw.col(_EXPOSURE).fill_null(0.0), nw.col(_TARGET)
+    terms = _products(e, t)
+    sums = exact_sums(
+        cells.with_columns(*(x.alias(k) for k, x in terms.items())), keys, list(terms)
+    )
+    return sums.select(
+        *keys,
+        nw.col("__fa_l").alias("ee_l_value"),
+        nw.col("__fa_d").alias("ee_d_value"),
+        nw.col("__fa_dot").alias("ee_r_value"),
+    ), checks
+
+
 def _group_values(
     call: _Call,
     grid: nw.LazyFrame[Any],
     table: nw.LazyFrame[Any],
     targets: nw.LazyFrame[Any],
-    exposures: nw.LazyFrame[Any],
+    exposed: nw.LazyFrame[Any],
     *,
     members: nw.LazyFrame[Any],
 ) -> nw.LazyFrame[Any]:
     """Group mode: per (partition, query) each column's value and expeval's bounds.
 
-    A group's exposures are its judged items' summed, each weighted by its membership share
-    (``members``: query, item, the group columns and the share).
+    A group's target is its judged items' targets summed, each weighted by its membership
+    share (``members``); ``exposed`` holds its exposure (:func:`_group_exposures`).
     """
     keys, queries, p, damped = call.keys, call.queries, call.p, call.damped
-    groups = [c for c in members.collect_schema().names() if c not in (*queries, call.item, SHARE)]
-    share = nw.col(SHARE)
-    on = [*queries, call.item]
-    wanted = targets.join(members, on=on, how="inner").with_columns(
-        (nw.col(_TARGET) * share).alias(_TARGET)
+    groups = _member_groups(call, members)
+    wanted = targets.join(members, on=_member_keys(call, members), how="inner").with_columns(
+        (nw.col(_TARGET) * nw.col(SHARE)).alias(_TARGET)
     )
     wanted = exact_sums(wanted, [*queries, *groups], [_TARGET])
-    exposed = exposures.join(members, on=on, how="inner").with_columns(
-        (nw.col(_EXPOSURE) * share).alias(_EXPOSURE)
-    )
-    exposed = exact_sums(exposed, [*keys, *groups], [_EXPOSURE])
     relevant = _query_sums(call, table).select(*queries, "__fa_r")
-    cells = grid.join(wanted, on=queries, how="inner").join(
-        exposed, on=[*keys, *groups], how="left"
-    )
+    cells = grid.join(wanted, on=queries, how="inner")
+    if call.exposed == "retrieved":  # a retrieved item's group may have no judged item
+        both = [cells.select(*keys, *groups), exposed.select(*keys, *groups)]
+        cells = (
+            nw.concat(both, how="vertical")
+            .unique()
+            .join(grid, on=keys, how="inner")
+            .join(wanted, on=[*queries, *groups], how="left")
+        )
+    cells = cells.join(exposed, on=[*keys, *groups], how="left")
     cells = cells.join(relevant, on=queries, how="left")
     mass = _geometric(p, nw.col("__fa_r"))
-    e, t = nw.col(_EXPOSURE).fill_null(0.0), nw.col(_TARGET)
+    e, t = nw.col(_EXPOSURE).fill_null(0.0), nw.col(_TARGET).fill_null(0.0)
     terms = {
         **_products(e, t),
         "__fa_t2": t * t,

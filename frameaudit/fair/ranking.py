@@ -1555,30 +1555,57 @@ def _reference(prep: _Prepared, target: Target | None, *, listed: bool) -> _Refe
 def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
     """A desired distribution given as a mapping group → share, or a frame of shares.
 
-    A frame holds the group column(s), ``share``, and optionally ``by`` or ``ranking``
-    columns: one distribution per partition or ranking. Its checks join the call's: shares in
-    [0, 1] summing to 1 (per key), every group of the data with a share, and with a listed
-    universe no group outside it.
+    Its checks (:func:`target_shares`) join the call's, with the universe when listed.
     """
-    groups, source = prep.groups, prep.estimation.source
     schema = prep.frame.collect_schema()
-    keys: list[str] = []
+    shares, keys, checks = target_shares(
+        target,
+        groups=prep.groups,
+        schema=schema,
+        keys=prep.rankings,
+        source=prep.estimation.source,
+        present=prep.frame,
+        universe=prep.universe if listed else None,
+    )
+    prep.checks.extend(checks)
+    return _Reference(shares.rename({"share": _SHARE}), [*keys, *prep.groups])
+
+
+def target_shares(
+    target: Any,
+    *,
+    groups: list[str],
+    schema: Mapping[str, Any],
+    keys: Sequence[str],
+    source: Source,
+    present: nw.LazyFrame[Any],
+    universe: nw.LazyFrame[Any] | None = None,
+) -> tuple[nw.LazyFrame[Any], list[str], list[validate.Check]]:
+    """``target=``, a mapping group → share or a frame of shares: (shares, their keys, checks).
+
+    A frame holds the group column(s), ``share``, and optionally some of ``keys`` (partition,
+    ranking or query columns): one distribution per key. ``schema`` gives the dtypes of the
+    group and key columns. The checks: shares in [0, 1] summing to 1 (per key), one share per
+    group, every (key, group) of ``present`` with a share, and with a ``universe`` no group
+    outside it.
+    """
+    on: list[str] = []
     if isinstance(target, Mapping):
         shares = _target_mapping(target, groups, schema, source)
     elif is_frame(target):
         names = schema_names(target)
-        keys = [c for c in names if c in prep.rankings and c not in groups]
-        extra = [c for c in names if c not in (*groups, *keys, "share")]
+        on = [c for c in names if c in keys and c not in groups]
+        extra = [c for c in names if c not in (*groups, *on, "share")]
         if extra:
             msg = (
                 f"target=: column {extra[0]!r} is neither a group column ({', '.join(groups)}), "
                 "'share', nor a by= or ranking= column"
             )
             raise InvalidParameterError(msg)
-        roles = {**dict.fromkeys([*groups, *keys], "target"), "share": "target"}
-        shares = align(target, source, roles, frame_name="target").select(*keys, *groups, "share")
+        roles = {**dict.fromkeys([*groups, *on], "target"), "share": "target"}
+        shares = align(target, source, roles, frame_name="target").select(*on, *groups, "share")
         validate.require_dtype(shares, "share", "target", "numeric")
-        shares = shares.with_columns(nw.col(k).cast(schema[k]) for k in keys)
+        shares = shares.with_columns(nw.col(k).cast(schema[k]) for k in on)
     else:
         msg = (
             f"target={target!r}: expected a mapping group → share, a frame with the group "
@@ -1590,32 +1617,29 @@ def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
             *(nw.col(g).cast(schema[g]) for g in groups), nw.col("share").cast(nw.Float64)
         )
     )
-    present = prep.frame.select(*keys, *groups).unique()
     checks = [
-        validate.no_nulls(shares, dict.fromkeys([*keys, *groups, "share"], "target")),
+        validate.no_nulls(shares, dict.fromkeys([*on, *groups, "share"], "target")),
         validate.in_range(shares, "share", "target share", 0, 1),
-        validate.unique_within(shares, [*keys, *groups], "target=", "one share per group"),
+        validate.unique_within(shares, [*on, *groups], "target=", "one share per group"),
         validate.sums_to_one(
-            shares, "share", keys, "target=: the shares of ", " partition(s) do not sum to 1"
+            shares, "share", on, "target=: the shares of ", " partition(s) do not sum to 1"
         ),
         validate.offending(
-            present.join(shares, on=[*keys, *groups], how="anti"),
-            [*keys, *groups],
+            present.select(*on, *groups).unique().join(shares, on=[*on, *groups], how="anti"),
+            [*on, *groups],
             "target=: ",
             " group(s) of the data have no share",
             "; give every group a share (0 is allowed)",
         ),
     ]
-    if listed:
-        assert prep.universe is not None
-        outside = shares.select(groups).unique().join(prep.universe, on=groups, how="anti")
+    if universe is not None:
+        outside = shares.select(groups).unique().join(universe, on=groups, how="anti")
         checks.append(
             validate.offending(
                 outside, groups, "target=: ", " group(s) are not in the listed universe"
             )
         )
-    prep.checks.extend(checks)
-    return _Reference(shares.rename({"share": _SHARE}), [*keys, *groups])
+    return shares, on, checks
 
 
 def _target_mapping(

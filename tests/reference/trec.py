@@ -88,8 +88,17 @@ def expected_exposure(  # noqa: PLR0912 (the definition, written out)
     complete: bool = False,
     normalize: bool = False,
     membership: Mapping[Any, Mapping[Any, float]] | None = None,
+    exposed: str = "judged",
+    shares: Mapping[Any, Mapping[Any, float]] | None = None,
+    length: int = 0,
 ) -> dict[Any, tuple[float, float, float]]:
-    """Per judged query, (EE-L, EE-D, EE-R); group mode with ``membership``."""
+    """Per judged query, (EE-L, EE-D, EE-R); group mode with ``membership``.
+
+    ``exposed``: whose exposure a group sums, the counted judged documents' or every
+    retrieved one's (a document ``membership`` lacks counts for no group). ``shares``: per
+    query, the groups' target shares (TREC task 2), each times the weights of positions
+    1 … ``length`` summed, in place of the grades' targets.
+    """
     p, u = patience, utility
     judged: dict[Any, dict[Any, float]] = defaultdict(dict)
     for query, doc, grade in judgments:
@@ -129,15 +138,24 @@ def expected_exposure(  # noqa: PLR0912 (the definition, written out)
                     disparity, relevance = 0.0, 0.0
         else:
             groups: dict[Any, float] = defaultdict(float)
-            exposed: dict[Any, float] = defaultdict(float)
+            exposure: dict[Any, float] = defaultdict(float)
             for doc in grades:
                 for group, weight in membership[doc].items():
                     groups[group] += weight * target[doc]
-                    exposed[group] += weight * system.get(doc, 0.0)
+            if shares is not None:
+                weights = [
+                    1.0 / math.log2(max(j, 2)) if model == "log" else p ** (j - 1)
+                    for j in range(1, length + 1)
+                ]
+                groups = defaultdict(float, {g: s * sum(weights) for g, s in shares[query].items()})
+            for doc in grades if exposed == "judged" else system:
+                for group, weight in membership.get(doc, {}).items():
+                    exposure[group] += weight * system.get(doc, 0.0)
             k, r = len(groups), len(relevant)
-            loss = sum((exposed[g] - groups[g]) ** 2 for g in groups)
-            disparity = sum(e * e for e in exposed.values())
-            relevance = sum(exposed[g] * groups[g] for g in groups)
+            cells = set(groups) | set(exposure)
+            loss = sum((exposure[g] - groups[g]) ** 2 for g in cells)
+            disparity = sum(e * e for e in exposure.values())
+            relevance = sum(exposure[g] * groups[g] for g in cells)
             mass = _geometric(p, r)
             d_high, d_low = k * mass**2, k * _geometric(damped, r) ** 2
             if k == 1:
@@ -149,7 +167,7 @@ def expected_exposure(  # noqa: PLR0912 (the definition, written out)
                 sum(t * t for t in groups.values()), sum((mass - t) ** 2 for t in groups.values())
             )
             if missing:
-                disparity, relevance = (0.0 if model == "log" else d_high), 0.0
+                disparity, relevance = (0.0 if model == "log" or shares else d_high), 0.0
         if normalize:
             loss = _normalised(loss, 0.0, l_high, 0.0)
             disparity = _normalised(disparity, d_low, d_high, 0.0)
