@@ -16,6 +16,7 @@ on every engine:
   neighbouring rows among them);
 * :mod:`~frameaudit._engine.kernels`: the numpy kernels run on a plan's rows;
 * :mod:`~frameaudit._engine.resample`: the bootstrap's unit counts and percentile intervals;
+* :mod:`~frameaudit._engine.combos`: the combos of per-group values;
 * :mod:`~frameaudit._engine.estimate`: one call's estimation (units, weights, bootstrap,
   interval, the finished frame), used by every family.
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 from frameaudit._engine import text
 from frameaudit._engine.checks import Check, Diagnosis, Proof, Rule, first_failed, merge_rules
+from frameaudit._engine.combos import COMBO, COMBOS, Combo, Combos, combined
 from frameaudit._engine.convert import (
     Kind,
     PolarsExpr,
@@ -87,6 +89,8 @@ from frameaudit._engine.resample import (
 )
 
 __all__ = [
+    "COMBO",
+    "COMBOS",
     "MAX_SEED",
     "NEIGHBOURS",
     "POINT",
@@ -97,6 +101,8 @@ __all__ = [
     "UNDEFINED",
     "Bootstrap",
     "Check",
+    "Combo",
+    "Combos",
     "Diagnosis",
     "DistinctSizes",
     "Estimation",
@@ -110,6 +116,7 @@ __all__ = [
     "agreement_screen",
     "align",
     "cached",
+    "combined",
     "count_distinct",
     "distinct_sizes",
     "estimation",

@@ -32,6 +32,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.checks import Check
+from frameaudit._engine.combos import COMBO, Combos, combined
 from frameaudit._engine.convert import Source, frame_from_columns, from_engine, long_form
 from frameaudit._engine.plans import count_distinct, exact_sums
 from frameaudit._engine.resample import (
@@ -209,23 +210,34 @@ class Estimation:
         return interval(values, estimate, value, self.bootstrap, units=units, also=also)
 
     def intervals(
-        self, values: nw.LazyFrame[Any], keys: Sequence[str], columns: Sequence[str]
+        self,
+        values: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        columns: Sequence[str],
+        *,
+        also: Sequence[str] = (),
     ) -> nw.LazyFrame[Any]:
         """Per (partition, ``keys``): each of several ``columns`` with its interval, one row.
 
-        ``values`` holds the columns per (estimate, ``keys``); a bootstrap is required. Each
-        column c is followed by ``c_lo`` and ``c_hi``; then the units behind them
-        (:attr:`counted`) and each column's undefined replicates, ``c_undefined_replicates``.
-        One interval computation over the long form (a ``metric`` column naming the column).
+        ``values`` holds the columns (and ``also``) per (estimate, ``keys``); a bootstrap is
+        required. Each column c is followed by ``c_lo`` and ``c_hi``; then ``also`` (the point
+        estimate's), the units behind them (:attr:`counted`) and each column's undefined
+        replicates, ``c_undefined_replicates``. One interval computation over the long form
+        (a ``metric`` column naming the column).
         """
         assert self.bootstrap is not None
         assert len(columns) > 1
         value = "__fa_value"
         estimate = [*self.partition, *keys]
         long = long_form(
-            values, [*estimate, REPLICATE], columns, self.source, name="metric", picks={value: str}
+            values,
+            [*estimate, REPLICATE, *also],
+            columns,
+            self.source,
+            name="metric",
+            picks={value: str},
         )
-        result = self.interval(long, [*keys, "metric"], value)
+        result = self.interval(long, [*keys, "metric"], value, also=also)
         parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
         metric = nw.col("metric")
         picks = [
@@ -237,14 +249,74 @@ class Estimation:
             result.with_columns(*picks),
             estimate,
             *(nw.col(f"{c}{suffix}").max() for c in columns for suffix in parts),
+            *(nw.col(c).max() for c in also),
             nw.col(self.counted).max(),
         )
         return wide.select(
             *estimate,
             *(f"{c}{suffix}" for c in columns for suffix in ("", "_lo", "_hi")),
+            *also,
             self.counted,
             *(f"{c}_{UNDEFINED}" for c in columns),
         )
+
+    def grouped(
+        self,
+        values: nw.LazyFrame[Any],
+        groups: Sequence[str],
+        columns: Sequence[str],
+        combo: Combos | None,
+        *,
+        also: Sequence[str] = (),
+        checks: Sequence[Check] = (),
+    ) -> Any:
+        """A group metric's finished frame: its per-group values, or their combo(s).
+
+        ``values`` holds ``columns`` (and ``also``, e.g. the group's size ``n``) per
+        (estimate, ``groups``). ``combo`` None: one row per (partition, group), with
+        ``also``; a combo: one row per partition, each column combined over the groups
+        (:func:`~frameaudit._engine.combos.combined`); a list: one row per (partition,
+        combo), the combo named in the column ``combo``. With a bootstrap each column has
+        its interval (from the same replicates: a combo's from the replicates' combos).
+        """
+        columns, groups = list(columns), list(groups)
+        if combo is None:
+            return self.finish(self._valued(values, groups, columns, also), groups, checks=checks)
+        combos = [combo] if isinstance(combo, str) else list(combo)
+        estimates = self.estimates
+        table: nw.LazyFrame[Any] | None = None
+        for c in columns:
+            one = combined(values, estimates, c, combos).rename(
+                {k: f"__fa_{k}_{c}" for k in combos}
+            )
+            table = one if table is None else table.join(one, on=estimates, how="left")
+        assert table is not None
+        if isinstance(combo, str):
+            table = table.select(
+                *estimates, *(nw.col(f"__fa_{combo}_{c}").alias(c) for c in columns)
+            )
+            return self.finish(self._valued(table, [], columns, ()), [], checks=checks)
+        picks = {c: (lambda k, c=c: f"__fa_{k}_{c}") for c in columns}
+        table = long_form(table, estimates, combos, self.source, name=COMBO, picks=picks)
+        result = self._valued(table, [COMBO], columns, ())
+        return self.finish(result, [COMBO], checks=checks, listed={COMBO: combos})
+
+    def _valued(
+        self,
+        values: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        columns: Sequence[str],
+        also: Sequence[str],
+    ) -> nw.LazyFrame[Any]:
+        """Per (partition, ``keys``): ``columns`` (with a bootstrap, their intervals), ``also``."""
+        if len(columns) == 1 or self.bootstrap is None or self.bootstrap.replicates:
+            if len(columns) == 1:
+                return self.interval(values, keys, columns[0], also=also)
+            estimate = [*self.partition, *keys]
+            if self.bootstrap is None:
+                return values.select(*estimate, *columns, *also)
+            return values.select(*estimate, REPLICATE, *columns, *also)
+        return self.intervals(values, keys, columns, also=also)
 
     def finish(
         self,

@@ -42,16 +42,20 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
+    COMBO,
+    COMBOS,
     SINGLE,
     Bootstrap,
+    Combo,
+    Combos,
     DistinctSizes,
     Estimation,
     Source,
     align,
     cached,
+    combined,
     count_distinct,
     estimation,
-    exact_means,
     exact_sums,
     frame_from_columns,
     from_engine,
@@ -103,12 +107,6 @@ __all__ = [
     "ndkl",
 ]
 
-Combo = Literal[
-    "MinMaxRatio", "MaxMinRatio", "MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance"
-]
-COMBOS: tuple[Combo, ...] = get_args(Combo)
-Combos = Combo | Sequence[Combo]
-"""A combo, or several: the output then has one row per combo, named in its ``combo`` column."""
 COMBO_BEST: dict[Combo, tuple[str, str]] = {
     "MinMaxRatio": ("1 = parity", "[0, 1]"),
     "MaxMinRatio": ("1 = parity", "[1, inf]"),
@@ -119,7 +117,6 @@ COMBO_BEST: dict[Combo, tuple[str, str]] = {
     "Variance": ("0 = parity", "[0, inf)"),
 }
 """What fair looks like under each combo, and the combo's range (the group values V_g ≥ 0)."""
-COMBO = "combo"
 
 GroupMapping = Mapping[Any, Any] | Any
 Universe = Sequence[Any] | Any
@@ -552,47 +549,21 @@ def _per_group(
 def _finish(
     prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combos | None
 ) -> Any:
-    """Apply the combo(s) (or return the per-group frame) and hand back the caller's kind.
+    """The combo(s) of the per-group values, or the values with the sizes ``n``.
 
-    Several combos are computed from the same per-group values (one plan), one row each,
-    named in the column ``combo``.
+    :meth:`~frameaudit._engine.Estimation.grouped`, in the caller's kind.
     """
-    if combo is None:
-        return _conclude(prep, per_group, metric, prep.groups, also=[_SIZE])
-    if isinstance(combo, str):
-        combined = _combine(per_group, prep.estimation.estimates, metric, [combo])
-        return _conclude(prep, combined.rename({combo: metric}), metric, [])
-    estimates = prep.estimation.estimates
-    combined = long_form(
-        _combine(per_group, estimates, metric, list(combo)),
-        estimates,
-        list(combo),
-        prep.estimation.source,
-        name=COMBO,
-        picks={metric: str},
+    sized = _SIZE in per_group.collect_schema()
+    values = per_group.rename({_SIZE: "n"}) if sized else per_group
+    return prep.estimation.grouped(
+        values, prep.groups, [metric], combo, also=["n"] if sized else [], checks=prep.checks
     )
-    return _conclude(prep, combined, metric, [COMBO], combos=list(combo))
 
 
-def _conclude(
-    prep: _Prepared,
-    values: nw.LazyFrame[Any],
-    metric: str,
-    keys: Sequence[str],
-    *,
-    also: Sequence[str] = (),
-    combos: Sequence[str] = (),
-) -> Any:
-    """Per (partition, ``keys``): the value (with a bootstrap, its interval), in the caller's kind.
-
-    ``values`` holds the value ``metric`` and the columns ``also`` per (estimate, ``keys``);
-    the group size ``_SIZE`` among them is shown as ``n``. ``combos``: the combos named in a
-    ``COMBO`` key.
-    """
-    result = prep.estimation.interval(values, keys, metric, also=also)
-    result = result.rename({_SIZE: "n"}) if _SIZE in also else result
-    listed = {COMBO: combos} if combos else {}
-    return prep.estimation.finish(result, keys, checks=prep.checks, listed=listed)
+def _conclude(prep: _Prepared, values: nw.LazyFrame[Any], metric: str) -> Any:
+    """Per partition: ``metric`` (with a bootstrap, its interval), in the caller's kind."""
+    result = prep.estimation.interval(values, [], metric)
+    return prep.estimation.finish(result, checks=prep.checks)
 
 
 @constraints(combo=Several(Choice(COMBOS)))
@@ -666,87 +637,18 @@ def combine(
     by_names = bound.columns["by"]
     partition = by_names or [WHOLE]
     combos = [combo] if isinstance(combo, str) else list(combo)
-    combined = _combine(partitioned(bound.source.frame, by_names), partition, metric, combos)
+    table = combined(partitioned(bound.source.frame, by_names), partition, metric, combos)
     keys = by_names
     if isinstance(combo, str):
-        combined = combined.rename({combo: metric})
+        table = table.rename({combo: metric})
     else:
-        combined = long_form(
-            combined, partition, combos, bound.source, name=COMBO, picks={metric: str}
-        )
+        table = long_form(table, partition, combos, bound.source, name=COMBO, picks={metric: str})
         keys = [*by_names, COMBO]
     checks = [
         validate.non_empty(bound.source.frame, "combine"),
         validate.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
     ]
-    return from_engine(combined.select(*keys, metric), bound.source, sort_by=keys, checks=checks)
-
-
-def _combine(
-    per_group: nw.LazyFrame[Any], partition: Sequence[str], value: str, combos: Sequence[Combo]
-) -> nw.LazyFrame[Any]:
-    """Combine per-group values V (column ``value``) into each of ``combos``, per partition.
-
-    One aggregation over ``per_group`` gives every combo a column named after it (engines that
-    recompute a subplan at each reference read the per-group values once). NaN and null
-    propagate: if any V_g of a partition is null or NaN, its result is null; so is a combo over
-    fewer than two groups (nothing is compared).
-    """
-    partition = list(partition)
-    val = nw.col(value)
-    c = nw.col
-    stats = [c("__fa_bad").sum().alias("__fa_bad"), nw.len().alias("__fa_g")]
-    columns = [(val.is_null() | val.is_nan()).cast(nw.Int64).alias("__fa_bad")]
-    summed = []  # summed exactly (the groups' order changes from run to run)
-    if {"MinMaxRatio", "MaxMinRatio", "MaxMinDiff"} & set(combos):
-        stats += [val.min().alias("__fa_mn"), val.max().alias("__fa_mx")]
-    if "LTwo" in combos:
-        columns.append((val * val).alias("__fa_sumsq"))
-        summed.append("__fa_sumsq")
-    deviations = bool({"MaxAbsDiff", "MeanAbsDev", "Variance"} & set(combos))
-    if deviations:
-        # deviations from the partition mean; inf − inf is NaN, which must not be skipped
-        mean = exact_means(per_group.with_columns(val.alias("__fa_mean")), partition, ["__fa_mean"])
-        per_group = per_group.join(mean.select(*partition, "__fa_mean"), on=partition)
-        columns.append((val - c("__fa_mean")).abs().alias("__fa_devsum"))
-        stats += [
-            c("__fa_devnan").sum().alias("__fa_devnan"),
-            c("__fa_devsum").max().alias("__fa_devmax"),
-        ]
-        summed += ["__fa_devsum", "__fa_dev2sum"]
-    prepared = per_group.with_columns(*columns)
-    if deviations:
-        prepared = prepared.with_columns(
-            (c("__fa_devsum") * c("__fa_devsum")).alias("__fa_dev2sum"),
-            c("__fa_devsum").is_nan().cast(nw.Int64).alias("__fa_devnan"),
-        )
-    formulas = {
-        "MinMaxRatio": lambda: safe_div(c("__fa_mn"), c("__fa_mx")),
-        "MaxMinRatio": lambda: safe_div(c("__fa_mx"), c("__fa_mn")),
-        "MaxMinDiff": lambda: c("__fa_mx") - c("__fa_mn"),
-        "MaxAbsDiff": lambda: (
-            nw.when(c("__fa_devnan") > 0).then(null_float()).otherwise(c("__fa_devmax"))
-        ),
-        "MeanAbsDev": lambda: c("__fa_devsum") / c("__fa_g"),
-        "LTwo": lambda: c("__fa_sumsq"),
-        "Variance": lambda: safe_div(c("__fa_dev2sum"), c("__fa_g") - 1.0),
-    }
-    # one small expression per step: narwhals re-evaluates every node of a nested expression
-    undefined = (c("__fa_bad") > 0) | (c("__fa_g") < 2)
-    return (
-        exact_sums(prepared, partition, summed, *stats)
-        .with_columns(formulas[combo]().alias(combo) for combo in combos)
-        .select(
-            *partition,
-            *(
-                nw.when(undefined | c(combo).is_nan())
-                .then(null_float())
-                .otherwise(c(combo))
-                .alias(combo)
-                for combo in combos
-            ),
-        )
-    )
+    return from_engine(table.select(*keys, metric), bound.source, sort_by=keys, checks=checks)
 
 
 def _pooled_metric(
@@ -1496,7 +1398,7 @@ def ndkl(
         result = result.join(reference.unknown, how="cross").with_columns(
             nw.when(unknown).then(null_float()).otherwise(nw.col("ndkl")).alias("ndkl")
         )
-    return _conclude(prep, result, "ndkl", [])
+    return _conclude(prep, result, "ndkl")
 
 
 _SHARE = "__fa_share"
@@ -1969,7 +1871,7 @@ def awrf_js(
         result = result.join(reference.unknown, how="cross").with_columns(
             nw.when(unknown).then(null_float()).otherwise(nw.col("awrf_js")).alias("awrf_js")
         )
-    return _conclude(prep, result, "awrf_js", [])
+    return _conclude(prep, result, "awrf_js")
 
 
 Gain = Literal["linear", "exponential"]
@@ -2156,7 +2058,7 @@ def ndcg(
     if group is None:
         sums = _over_units(prep, terms, [], [_NUM, _DEN])
         result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndcg"))
-        return _conclude(prep, result, "ndcg", [])
+        return _conclude(prep, result, "ndcg")
     sums = _over_units(prep, terms, prep.groups, [_NUM, _DEN])
     # n: the group's (weighted) rankings in the data, in every replicate
     cell = [*prep.estimation.partition, *prep.groups]
@@ -2274,4 +2176,4 @@ def iaa(
         # own item: the sum of the rows' absolute gaps
         absolute = rows.with_columns(nw.col("__fa_gap").abs())
         result = _over_units(prep, absolute, [], ["__fa_gap"]).rename({"__fa_gap": "iaa"})
-    return _conclude(prep, result, "iaa", [])
+    return _conclude(prep, result, "iaa")
