@@ -28,10 +28,12 @@ from frameaudit.exceptions import InvalidParameterError
 __all__ = [
     "MAX_BOOT",
     "UNCERTAINTY",
+    "Bounds",
     "Choice",
     "Constraint",
     "Flag",
     "Integer",
+    "Levels",
     "Optional",
     "Real",
     "Several",
@@ -186,10 +188,50 @@ class Flag:
 
 
 @dataclass(frozen=True)
+class Levels:
+    """A non-empty list of distinct numbers in [0, 1] (quantile levels)."""
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is such a list (or tuple)."""
+        listed = list(value) if isinstance(value, list | tuple) else []
+        if (
+            not listed
+            or not all(_is_real(v) and 0.0 <= float(v) <= 1.0 for v in listed)
+            or len(set(listed)) < len(listed)
+        ):
+            msg = f"{parameter}={value!r}: expected a list of distinct levels in [0, 1]"
+            raise InvalidParameterError(msg)
+
+    def invalid(self) -> list[Any]:
+        """A level above 1, an empty list, a repeat, a bare number and a bool."""
+        return [[1.5], [], [0.5, 0.5], 0.5, [True]]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A pair (low, high) of finite numbers with low ≤ high."""
+
+    def check(self, parameter: str, value: Any) -> None:
+        """Raise unless ``value`` is such a pair."""
+        pair = list(value) if isinstance(value, list | tuple) else []
+        if (
+            len(pair) != 2
+            or not all(_is_real(v) and math.isfinite(float(v)) for v in pair)
+            or float(pair[0]) > float(pair[1])
+        ):
+            msg = f"{parameter}={value!r}: expected (low, high), two finite numbers, low ≤ high"
+            raise InvalidParameterError(msg)
+
+    def invalid(self) -> list[Any]:
+        """Reversed, too short, unbounded, text and a bool."""
+        return [(1.0, 0.0), (0.0,), (0.0, math.inf), "01", (True, 1.0)]
+
+
+@dataclass(frozen=True)
 class Optional:
     """``inner``, or None."""
 
-    inner: Real | Integer | Choice | Several | Flag
+    inner: Real | Integer | Choice | Several | Flag | Levels | Bounds
 
     def check(self, parameter: str, value: Any) -> None:
         """Raise unless ``value`` is None or fits ``inner``."""

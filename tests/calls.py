@@ -13,8 +13,15 @@ from typing import Any
 import frameaudit as fa
 from frameaudit import Metric, _registry
 
-# the test frames' column for each report parameter that names one
-COLUMNS: dict[str, Any] = {"relevance": "relevance", "ctr": "ctr", "relevant": "relevant"}
+# the test frames' column for each report parameter that names one (the repro frames' 0/1
+# predictions serve as scores)
+COLUMNS: dict[str, Any] = {
+    "relevance": "relevance",
+    "ctr": "ctr",
+    "relevant": "relevant",
+    "target": "target",
+    "score": "prediction",
+}
 
 
 def names(family: str, *kinds: str) -> list[str]:

@@ -28,6 +28,8 @@ ROLES = {
     *("feature", "importance", "overall", "metric", "weight"),
     # the graded judgments and the soft groups' alignments: frames of the data
     *("judgments", "alignment"),
+    # the multiplicity metrics' score column, and run ids of the data (the pairs of runs)
+    *("score", "order", "reference"),
 }
 
 

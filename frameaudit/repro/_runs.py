@@ -48,6 +48,7 @@ RUN = "__fa_run"
 SAMPLE = "__fa_sample"
 TARGET = "__fa_target"
 PRED = "__fa_pred"
+SCORE = "__fa_score"
 WEIGHT = "__fa_weight"
 RUN_A = "__fa_run_a"
 RUN_B = "__fa_run_b"
@@ -61,6 +62,20 @@ SAMPLE_UNCERTAINTY = uncertainty_parameters(
     repeated="(with fresh sample ids)",
 )
 """The docstring entries of ``weight``, ``ci``, ``n_boot`` and ``seed`` (see ``_docs``)."""
+
+EXAMPLE_RUNS = """\
+>>> import polars as pl
+>>> import frameaudit as fa
+>>> df = pl.DataFrame(
+...     {
+...         "run": [1] * 4 + [2] * 4 + [3] * 4,
+...         "sample": [0, 1, 2, 3] * 3,
+...         "target": [0, 1, 0, 1] * 3,
+...         "prediction": [1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1],
+...     }
+... )"""
+"""The frame of three runs the examples of total_consistency, leave_one_out and churn start
+from (a docstring fragment)."""
 
 #: The statistics of a pair distribution, in output order; the first is the headline.
 SUMMARY = ("mean", "std", "min", "max", "q05", "q95", "n_pairs", "n_undefined")
@@ -82,6 +97,8 @@ class Runs:
     frame: nw.LazyFrame[Any]
     run: str
     checks: list[validate.Check] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    """The caller's ``group=`` columns (constant within a sample), kept under their names."""
 
     @property
     def source(self) -> Source:
@@ -166,58 +183,70 @@ def prepare(
     *,
     run: str,
     sample: str,
-    target: str,
-    prediction: str,
+    target: str | None,
+    prediction: str | None,
     by: Names | None,
     regression: bool = False,
     weight: str | None = None,
     bootstrap: Bootstrap | None = None,
     outputs: Sequence[str] = (),
+    score: str | None = None,
+    group: Names | None = None,
 ) -> Runs:
     """Validate the schema, attach the value checks and rename the roles.
 
     Classification labels (``regression=False``) may have any comparable dtype; target and
     prediction must share it (or both be numeric) and may not be NaN. Regression values are
     numeric and NaN propagates. ``outputs`` are the result's columns beyond the metric and the
-    summary statistics (the interval's).
+    summary statistics (the interval's). The multiplicity metrics take no ``target`` or no
+    ``prediction`` where they need none, a numeric ``score`` (not NaN) and ``group`` columns,
+    the same in every run of a sample.
     """
     bound = bind(
         frame,
         [
             Role("run", run),
             Role("sample", sample),
-            Role("target", target),
-            Role("prediction", prediction),
+            Role("target", target, optional=True),
+            Role("prediction", prediction, optional=True),
+            Role("score", score, optional=True, dtype="numeric"),
+            Role("group", group, many=True, optional=True),
             Role("by", by, many=True, optional=True),
             Role("weight", weight, optional=True, dtype="numeric"),
         ],
         outputs=[metric, *_RESERVED, *outputs],
     )
     source = bound.source
-    by_names = bound.columns["by"]
-    roles = {run: "run", sample: "sample", target: "target", prediction: "prediction"}
+    by_names, groups = bound.columns["by"], bound.columns["group"]
+    roles = {run: "run", sample: "sample"}
+    labels = {c: p for c, p in ((target, "target"), (prediction, "prediction")) if c is not None}
+    roles |= labels
+    if score is not None:
+        roles[score] = "score"
     if weight is not None:
         roles[weight] = "weight"
-    columns = {**roles, **dict.fromkeys(by_names, "by")}
+    columns = {**roles, **dict.fromkeys(groups, "group"), **dict.fromkeys(by_names, "by")}
     source.refuse_dask(
         metric, "its summaries need grouped quantiles, which Dask's grouped aggregations lack"
     )
     lf = source.frame
-    target_expr, prediction_expr = _labels(lf, target, prediction, regression=regression)
+    renamed_labels = _renamed_labels(lf, target, prediction, regression=regression)
     checks = [validate.non_empty(lf, metric), validate.no_nulls(lf, columns)]
-    if not regression:
-        schema = lf.collect_schema()
-        floats = [c for c in dict.fromkeys((target, prediction)) if schema[c].is_float()]
-        checks += [_no_nan(lf, column, roles[column]) for column in floats]
-    checks += _layout_checks(lf, by_names, run=run, sample=sample, target=target)
+    schema = lf.collect_schema()
+    floats = [c for c in labels if not regression and schema[c].is_float()]
+    floats += [score] if score is not None else []
+    checks += [_no_nan(lf, column, roles[column]) for column in floats]
+    constant = {c: "target" for c in [target] if c is not None} | dict.fromkeys(groups, "group")
+    checks += _layout_checks(lf, by_names, run=run, sample=sample, constant=constant)
     if weight is not None:
         checks += validate.unit_weights(lf, weight, [*by_names, sample], "sample")
     renamed = lf.select(
         *by_names,
+        *groups,
         nw.col(run).alias(RUN),
         nw.col(sample).alias(SAMPLE),
-        target_expr.alias(TARGET),
-        prediction_expr.alias(PRED),
+        *renamed_labels,
+        *([nw.col(score).cast(nw.Float64).alias(SCORE)] if score is not None else []),
         *([nw.col(weight).cast(nw.Float64).alias(WEIGHT)] if weight is not None else []),
     )
     # weight 0 leaves the sample out (of every run)
@@ -230,20 +259,38 @@ def prepare(
         weight=None if weight is None else WEIGHT,
         bootstrap=bootstrap,
     )
-    return Runs(estimated, renamed, run, checks)
+    return Runs(estimated, renamed, run, checks, groups)
 
 
 def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> validate.Check:
-    """A class label is never NaN (engines disagree on whether NaN equals NaN)."""
+    """A class label or a score is never NaN (engines disagree on whether NaN equals NaN)."""
+    what = "scores" if parameter == "score" else "class labels"
 
     def message(count: nw.Expr, _: str) -> nw.Expr:
         return text.joined(
             f"{parameter}={column!r}: column {column!r} holds ",
             text.integer(count),
-            " NaN value(s); class labels must not be NaN",
+            f" NaN value(s); {what} must not be NaN",
         )
 
     return validate.Check.of_rules(lf, validate.Rule(nw.col(column).is_nan(), message))
+
+
+def _renamed_labels(
+    lf: nw.LazyFrame[Any], target: str | None, prediction: str | None, *, regression: bool
+) -> list[nw.Expr]:
+    """The target and prediction columns given, as TARGET and PRED (:func:`_labels`)."""
+    if target is not None and prediction is not None:
+        target_expr, prediction_expr = _labels(lf, target, prediction, regression=regression)
+        return [target_expr.alias(TARGET), prediction_expr.alias(PRED)]
+    given = [(c, name) for c, name in ((target, TARGET), (prediction, PRED)) if c is not None]
+    return [_label(lf, c).alias(name) for c, name in given]
+
+
+def _label(lf: nw.LazyFrame[Any], column: str) -> nw.Expr:
+    """One label column, comparable within itself (categories as their labels)."""
+    dtype = lf.collect_schema()[column]
+    return nw.col(column).cast(nw.String) if dtype in (nw.Categorical, nw.Enum) else nw.col(column)
 
 
 def _labels(
@@ -271,14 +318,20 @@ def _labels(
 
 
 def _layout_checks(
-    lf: nw.LazyFrame[Any], by: list[str], *, run: str, sample: str, target: str
+    lf: nw.LazyFrame[Any],
+    by: list[str],
+    *,
+    run: str,
+    sample: str,
+    constant: Mapping[str, str],
 ) -> list[validate.Check]:
-    """At least two runs; every run predicts every sample once; one target per sample.
+    """Two runs or more; every run predicts every sample once; one target, group per sample.
 
-    One aggregation per sample (rows, distinct runs, target range) and one per partition
-    (distinct runs) find all of it: a run that predicts a sample twice gives the sample more
-    rows than runs, a run that misses it gives the sample fewer runs than the partition has.
-    The rules on the per-sample frame are evaluated together, in one pass.
+    One aggregation per sample (rows, distinct runs, the range of each ``constant`` column:
+    column → its parameter) and one per partition (distinct runs) find all of it: a run that
+    predicts a sample twice gives the sample more rows than runs, a run that misses it gives
+    the sample fewer runs than the partition has. The rules on the per-sample frame are
+    evaluated together, in one pass.
     """
     partition = by or [WHOLE]
     runs = partitioned(lf.group_by([*by, run]).agg(nw.len().alias("__fa_len")), by)
@@ -286,17 +339,20 @@ def _layout_checks(
     aggregations = [
         nw.len().cast(nw.Int64).alias("__fa_rows"),
         nw.col(run).n_unique().cast(nw.Int64).alias("__fa_runs"),
-        nw.col(target).min().alias("__fa_tmin"),
-        nw.col(target).max().alias("__fa_tmax"),
     ]
     rows, seen, k = nw.col("__fa_rows"), nw.col("__fa_runs"), nw.col("__fa_k")
-    differs = nw.col("__fa_tmin") != nw.col("__fa_tmax")
-    if lf.collect_schema()[target].is_float():
-        # min/max skip NaN: a target that is NaN in some runs only differs between runs too
-        lf = lf.with_columns(nw.col(target).is_nan().cast(nw.Int64).alias("__fa_tnan"))
-        aggregations.append(nw.col("__fa_tnan").sum())
-        nan = nw.col("__fa_tnan")
-        differs = differs | ((nan > 0) & (nan < rows))
+    differs: dict[str, nw.Expr] = {}
+    schema = lf.collect_schema()
+    for i, column in enumerate(constant):
+        low, high = f"__fa_min{i}", f"__fa_max{i}"
+        aggregations += [nw.col(column).min().alias(low), nw.col(column).max().alias(high)]
+        differs[column] = nw.col(low) != nw.col(high)
+        if schema[column].is_float():
+            # min/max skip NaN: a value that is NaN in some runs only differs between runs too
+            nan = f"__fa_nan{i}"
+            lf = lf.with_columns(nw.col(column).is_nan().cast(nw.Int64).alias(nan))
+            aggregations.append(nw.col(nan).sum())
+            differs[column] = differs[column] | ((nw.col(nan) > 0) & (nw.col(nan) < rows))
     per_sample = partitioned(lf.group_by([*by, sample]).agg(*aggregations), by)
     per_sample = per_sample.join(runs, on=partition, how="left")
     once = "every run must predict every sample of its partition exactly once"
@@ -332,9 +388,13 @@ def _layout_checks(
     rules = (
         layout(rows > seen, "sample", sample, "are predicted more than once by one run", once),
         layout(seen < k, "run", run, "are not predicted by every run", once),
-        layout(
-            differs, "target", target, "have a target that differs between runs",
-            "a sample's target must be the same in every run",
+        *(
+            layout(
+                flag, constant[column], column,
+                f"have a {constant[column]} that differs between runs",
+                f"a sample's {constant[column]} must be the same in every run",
+            )
+            for column, flag in differs.items()
         ),
     )  # fmt: skip
     return [validate.Check.of_rules(runs, few), validate.Check.of_rules(per_sample, *rules)]

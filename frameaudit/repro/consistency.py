@@ -34,6 +34,7 @@ from frameaudit._registry import registered
 from frameaudit._roles import Names
 from frameaudit.repro._runs import (
     EMPTY_UNION,
+    EXAMPLE_RUNS,
     PRED,
     RUN,
     RUN_A,
@@ -103,20 +104,6 @@ def _flagged(runs: Runs, flags: dict[str, nw.Expr]) -> dict[str, nw.Expr]:
     return {name: runs.weighted(nw.when(flag).then(1).otherwise(0)) for name, flag in flags.items()}
 
 
-# The frame of three runs the examples of total_consistency and leave_one_out start from.
-_EXAMPLE_RUNS = """\
->>> import polars as pl
->>> import frameaudit as fa
->>> df = pl.DataFrame(
-...     {
-...         "run": [1] * 4 + [2] * 4 + [3] * 4,
-...         "sample": [0, 1, 2, 3] * 3,
-...         "target": [0, 1, 0, 1] * 3,
-...         "prediction": [1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1],
-...     }
-... )"""
-
-
 @registered(
     "repro",
     "single",
@@ -126,7 +113,7 @@ _EXAMPLE_RUNS = """\
     options=("empty_union",),
 )
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
-@shared_docs(uncertainty=SAMPLE_UNCERTAINTY, example_runs=_EXAMPLE_RUNS)
+@shared_docs(uncertainty=SAMPLE_UNCERTAINTY, example_runs=EXAMPLE_RUNS)
 def total_consistency(
     frame: Any,
     *,
@@ -215,7 +202,7 @@ def total_consistency(
 
 @registered("repro", "table", unit=UNITS, options=("empty_union",))
 @constraints(empty_union=Choice(EMPTY_UNION), **UNCERTAINTY)
-@shared_docs(example_runs=_EXAMPLE_RUNS)
+@shared_docs(example_runs=EXAMPLE_RUNS)
 def leave_one_out(
     frame: Any,
     *,

@@ -32,6 +32,7 @@ from reference.repro import (
 )
 
 import frameaudit as fa
+from tests.calls import arguments
 
 FRAME, PARTS = random_runs(21, k=4, n=15, classes=3, parts=2, labels="str")
 
@@ -135,17 +136,21 @@ def test_result_kind_follows_the_input() -> None:
 
 
 # every function on the classification runs (residual consistency reads regression runs: below)
+# the labels are text here: the scores are the sample ids scaled into [0, 1]
+SCORED = FRAME.with_columns((pl.col("sample") / pl.col("sample").max()).alias("score"))
 NAMESPACE_CALLS: list[tuple[str, dict[str, Any]]] = [
-    (m.name, {"by": "part"}) for m in fa.metrics("repro") if m.name != "residual_consistency"
+    (m.name, {"by": "part", **arguments(m, {"score": "score"})})
+    for m in fa.metrics("repro")
+    if m.name != "residual_consistency"
 ]
 
 
 @pytest.mark.parametrize(("name", "options"), NAMESPACE_CALLS, ids=[c[0] for c in NAMESPACE_CALLS])
 def test_namespace_forwards_on_polars_lazy_and_pandas(name: str, options: dict[str, Any]) -> None:
-    expected = getattr(fa.repro, name)(FRAME, **options)
-    assert_frame_close(getattr(FRAME.repro, name)(**options), expected)
-    assert_frame_close(getattr(FRAME.lazy().repro, name)(**options).collect(), expected)
-    pandas = FRAME.to_pandas()
+    expected = getattr(fa.repro, name)(SCORED, **options)
+    assert_frame_close(getattr(SCORED.repro, name)(**options), expected)
+    assert_frame_close(getattr(SCORED.lazy().repro, name)(**options).collect(), expected)
+    pandas = SCORED.to_pandas()
     before = pandas.copy()
     assert_frame_close(to_polars(getattr(pandas.repro, name)(**options)), expected)
     pd.testing.assert_frame_equal(pandas, before)  # the caller's frame is not modified

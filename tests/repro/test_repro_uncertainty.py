@@ -38,7 +38,7 @@ from reference.repro import (
 
 import frameaudit as fa
 from frameaudit._engine.resample import with_poisson_counts
-from tests.calls import names
+from tests.calls import arguments, names
 
 Call = Callable[..., Any]
 
@@ -557,10 +557,11 @@ def test_bad_uncertainty_input_is_refused(
 @pytest.mark.parametrize("name", names("repro"))
 def test_every_metric_checks_its_weight(name: str) -> None:
     frame = _with_w([1.0, 2.0, 3.0, 2.0])
+    given = arguments(name)
     with pytest.raises(fa.InvalidValueError, match=r"weight='w': expected one value within"):
-        getattr(fa.repro, name)(frame, weight="w", ci=0.9, n_boot=10)
+        getattr(fa.repro, name)(frame, weight="w", ci=0.9, n_boot=10, **given)
     with pytest.raises(fa.ColumnNotFoundError, match=r"weight='wt'.*did you mean 'w'"):
-        getattr(fa.repro, name)(frame, weight="wt")
+        getattr(fa.repro, name)(frame, weight="wt", **given)
 
 
 # ---------------------------------------------------------------------------------------------
