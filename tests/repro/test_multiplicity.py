@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import to_polars
+from docs_examples import printed_and_shown
 from reference.multiplicity import expected
 from reference.ranking import combine
 
@@ -103,6 +104,7 @@ def test_per_group_equals_the_reference(
             assert value == pytest.approx(wanted[column], rel=1e-12, abs=1e-15), column
 
 
+@pytest.mark.spark(cases=[f"pyspark-{m.name}-{{}}" for m in MULTIPLICITY])  # one call each
 @pytest.mark.parametrize(("metric", "options"), CASES, ids=str)
 def test_whole_and_combos_equal_the_reference(
     constructor: Any, metric: str, options: dict[str, Any]
@@ -237,6 +239,7 @@ BAD: list[tuple[str, Any, dict[str, Any], str]] = [
 ]  # fmt: skip
 
 
+@pytest.mark.spark(cases=["are not predicted by every run"])
 @pytest.mark.parametrize(("metric", "mutate", "options", "message"), BAD)
 def test_bad_input_gets_a_clear_error(
     constructor: Any, metric: str, mutate: Any, options: dict[str, Any], message: str
@@ -245,3 +248,18 @@ def test_bad_input_gets_a_clear_error(
     frame = mutate(frame) if mutate is not None else frame
     with pytest.raises(FrameAuditError, match=message):
         to_polars(getattr(fa.repro, metric)(constructor(frame), **options))
+
+
+def test_the_docs_example_prints_its_hand_worked_numbers() -> None:
+    """docs/repro.md's example prints what the page shows, and the values worked by hand
+    beside it: self-consistency 7/9 and 1/3, ambiguity's gap 2/3, churn 1/6 and 4/6."""
+    printed, shown = printed_and_shown("repro.md", "Multiplicity and churn per group")
+    assert printed == shown
+    for row in (
+        f"│ a     ┆ {7 / 9:.6f}         ┆ {1 / 3:.6f}        ┆ 3 │",
+        f"│ b     ┆ {1 / 3:.6f}         ┆ 1.0             ┆ 3 │",
+        f"│ {2 / 3:.6f}  │",
+        f"│ a     ┆ {1 / 6:.6f} ┆ 0.0      ┆ {1 / 6:.6f} ┆ 3 │",
+        f"│ b     ┆ {4 / 6:.6f} ┆ {2 / 6:.6f} ┆ {2 / 6:.6f} ┆ 3 │",
+    ):
+        assert row in printed, row
