@@ -64,7 +64,8 @@ class Metric:
     relevance)``)."""
     worst: Literal["low", "high"] | None = None
     """For ``clusters``, whether the lowest or the highest cluster term is the worst; for
-    ``pairs``, the same of the pairs (None where no pair is worse than another: EC_g)."""
+    ``pairs``, the same of the pairs (None where no pair is worse than another: EC_g); for a
+    multiplicity table, the same of the groups' values of its first output column."""
     grouped: bool = True
     """Whether it takes the items' groups (``group=``, ``groups=``, ``universe=``) as the
     group metrics do; False for a metric without groups (IAA) or whose groups are the

@@ -311,6 +311,10 @@ def _inputs(
     plain = _PLAIN_ROLES["repro" if family == "repro" else "correspondence"]
     roles = {r: getattr(args, r) for r in plain}
     named = {f"--{r}": [c] for r, c in roles.items()}
+    # the repro report's multiplicity section: per group (--group), with a score (--score)
+    section = {r: getattr(args, r, None) for r in ("group", "score") if family == "repro"}
+    named |= {f"--{r}": [c] for r, c in section.items() if c is not None}
+    roles |= {r: c for r, c in section.items() if c is not None}
     return _read(args.file, _columns(named | extra)), roles
 
 
@@ -614,6 +618,13 @@ def _family_parsers(command: argparse.ArgumentParser, name: str) -> None:
     repro_ = family("repro", "reproducibility: one row per (run, sample)", "samples")
     for role in _PLAIN_ROLES["repro"]:
         repro_.add_argument(f"--{role}", default=role, help=f"{role} column (default: {role})")
+    if name != "compare":
+        repro_.add_argument(
+            "--group",
+            help="protected-group column, the same in every run of a sample: the multiplicity "
+            "metrics per group (churn, flips, ambiguity, discrepancy, self-consistency)",
+        )
+        repro_.add_argument("--score", help="score column in [0, 1]: adds the score range")
     if name == "compare":
         cases = family(
             "explain", "case-based correspondence: one row per (query, neighbour)", "queries"

@@ -123,7 +123,11 @@ def sections(report: Shown) -> list[Section]:
         )
     keys = [*report.by, *report.keys]
     shown.append(Section(layout.per_group, _per_group(report), keep=len(keys) + 1))
-    shown += [Section(heading, report.tables[name]) for name, heading in layout.shown.items()]
+    shown += [
+        Section(heading, report.tables[name])
+        for name, heading in layout.shown.items()
+        if name in report.tables  # a table the report holds only with some options
+    ]
     shown += [
         Section("How to read it", paragraphs=report.notes),
         Section("Audit record", record=tuple(record_lines(report.parameters, report.record))),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import repro as metrics
-from frameaudit._registry import entry
+from frameaudit._registry import Metric, entry
+from frameaudit._registry import metrics as registered
+from frameaudit._roles import Names
 from frameaudit.report import _charts, _layout, _tables
 from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
@@ -18,10 +21,16 @@ __all__ = ["LAYOUT", "charts", "repro"]
 
 LAYOUT = Layout(
     per_group="Per pair of runs (n: the samples compared)",
-    worst="Least reproducible pair per metric, then run (reference: the mean over them)",
+    worst=(
+        "Least reproducible pair per metric, then run (reference: the mean over them), then "
+        "with groups the most arbitrary group (reference: all samples)"
+    ),
     unit="samples",
     rows="pairs of runs",
-    shown={"leave_one_out": "Leave-one-out consistency (the other runs' with each run left out)"},
+    shown={
+        "leave_one_out": "Leave-one-out consistency (the other runs' with each run left out)",
+        "multiplicity": "Multiplicity per group (n: the group's samples)",
+    },
     lead=("ec_local", None),
 )
 
@@ -40,6 +49,8 @@ def repro(
     target: str = "target",
     prediction: str = "prediction",
     empty_union: EmptyUnion = "null",
+    group: Names | None = None,
+    score: str | None = None,
     weight: str | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
@@ -61,6 +72,11 @@ def repro(
     empty_union
         EC_ℓ (and leave-one-out consistency) when no run of a pair makes an error (0/0):
         ``"null"``, ``0`` or ``1``.
+    group
+        Column(s) constant within a sample (a protected attribute): the multiplicity metrics
+        per group.
+    score
+        A numeric score column in [0, 1] (the runs' probabilities): adds the score range.
     weight
         Column of sample weights (non-negative, the same in every run of a sample).
     ci
@@ -80,6 +96,14 @@ def repro(
         in run order, against the mean over the pairs; then the run whose leaving out raises
         the other runs' consistency most, against the mean over the runs. ``tables``:
         ``leave_one_out`` (each run's leave-one-out consistency).
+
+        With ``group`` or ``score``, the multiplicity metrics
+        (:mod:`frameaudit.repro.multiplicity`: churn over all pairs with its win and loss,
+        the flip rates in run order, ambiguity, discrepancy against the first run,
+        self-consistency, and with ``score`` the score range) are summary rows too. With
+        ``group``, ``tables["multiplicity"]`` holds their per-group values (with ``ci``, their
+        intervals) and ``worst`` names, per metric, the group furthest from its best value
+        against the value over all samples.
 
     Examples
     --------
@@ -105,6 +129,14 @@ def repro(
     pairs = _tables.eager(metrics.summary(frame, **options, pairwise=True))
     overall = _tables.eager(metrics.summary(frame, **options))
     left_out = _tables.eager(metrics.leave_one_out(frame, **options))
+    columns = {"target": target, "prediction": prediction, "score": score}
+    common = {"run": run, "sample": sample, "weight": weight, "ci": ci, "n_boot": n_boot}
+    arbitrary = [
+        _Arbitrary(m, frame, {**common, "seed": seed}, columns, group)
+        for m in _MULTIPLICITY
+        if (group is not None or score is not None)
+        and (score is not None or "score" not in m.roles)
+    ]
     n = _samples(frame, sample, weight)
     per_group = pairs.select(
         *_PAIR,
@@ -113,8 +145,13 @@ def repro(
     )
     means = {row["metric"]: row for row in overall.iter_rows(named=True)}
     summary = [_row(name, means[name], ci) for name in metrics.METRICS]
+    summary += [row for a in arbitrary for row in a.summary_rows(ci)]
     worst = [_worst(per_group, list(_PAIR), name, "pair", means[name]["mean"]) for name in _RANKED]
     worst.append(_worst(left_out, [run], "leave_one_out", "run", left_out["leave_one_out"].mean()))
+    tables = {"leave_one_out": left_out}
+    if group is not None:
+        worst += [a.worst_row() for a in arbitrary]
+        tables["multiplicity"] = _per_group_table(arbitrary)
     return Report(
         family="repro",
         title=f"Reproducibility report: {left_out.height} runs, {n} samples",
@@ -122,8 +159,8 @@ def repro(
         per_group=per_group,
         summary=_tables.summary(summary, unit=LAYOUT.unit, ci=ci),
         worst=_tables.worst(worst),
-        tables={"leave_one_out": left_out},
-        parameters=options,
+        tables=tables,
+        parameters={**options, "group": group, "score": score},
         record=_tables.record(frame, units=[sample], unit="samples"),
         notes=(
             "Every pair of runs is compared on the same samples; each metric but EC_g is 1 when "
@@ -134,6 +171,95 @@ def repro(
             "leaving out raises it above the others' makes errors of its own.",
         ),
     )
+
+
+_MULTIPLICITY = tuple(
+    m for m in registered("repro", "table") if m.function.__module__.endswith(".multiplicity")
+)
+"""The multiplicity metrics, from the registry (each one call with, one without groups)."""
+
+
+class _Arbitrary:
+    """One multiplicity metric of the report: its values over all samples, and per group."""
+
+    def __init__(
+        self,
+        metric: Metric,
+        frame: Any,
+        common: dict[str, Any],
+        columns: dict[str, Any],
+        group: Names | None,
+    ) -> None:
+        parameters = inspect.signature(metric.function).parameters
+        given = {role: column for role, column in columns.items() if role in parameters}
+        self.metric, self.ci = metric, common["ci"]
+        call = {**common, **given}
+        self.overall = _tables.eager(metric.function(frame, **call))
+        self.columns = [c for c in metric.outputs if c in self.overall.columns]
+        self.groups: list[str] = []
+        self.per_group: pl.DataFrame | None = None
+        if group is not None:
+            self.per_group = _tables.eager(metric.function(frame, group=group, **call))
+            self.groups = self.per_group.columns[: len(_names(group))]
+
+    def summary_rows(self, ci: float | None) -> list[dict[str, Any]]:
+        """Each output column over all samples (with ``ci``, its interval)."""
+        values = self.overall.row(0, named=True)
+        rows = []
+        for column in self.columns:
+            interval = None
+            if ci is not None:
+                several = len(self.columns) > 1
+                undefined = f"{column}_undefined_replicates" if several else "undefined_replicates"
+                interval = {
+                    "lo": values[f"{column}_lo"],
+                    "hi": values[f"{column}_hi"],
+                    LAYOUT.unit: values[LAYOUT.unit],
+                    "undefined_replicates": values[undefined],
+                }
+            row = _tables.summary_row(
+                column, None, values[column], _tables.direction(column), unit=LAYOUT.unit, ci=ci,
+                interval=interval,
+            )  # fmt: skip
+            rows.append(row)
+        return rows
+
+    def worst_row(self) -> dict[str, Any]:
+        """The group furthest from the best value of the headline column."""
+        assert self.per_group is not None
+        column = self.columns[0]
+        defined = self.per_group.filter(pl.col(column).is_not_null() & pl.col(column).is_not_nan())
+        reference = self.overall[column].item()
+        if defined.is_empty():
+            return _tables.worst_row(column, "group", "(no defined value)", None, reference)
+        highest = self.metric.worst == "high"
+        order = defined.sort(
+            _tables.ordered(column), *self.groups, descending=[highest] + [False] * len(self.groups)
+        )
+        name, value = order.select(_tables.label(self.groups), column).row(0)
+        return _tables.worst_row(column, "group", name, value, reference)
+
+
+def _names(group: Names) -> list[str]:
+    return [group] if isinstance(group, str) else list(group)
+
+
+def _per_group_table(arbitrary: list[_Arbitrary]) -> pl.DataFrame:
+    """Per group, every multiplicity column (with its interval) and the group's samples."""
+    first = arbitrary[0]
+    assert first.per_group is not None
+    keys = [*first.groups, "n"]
+    table = first.per_group.select(keys)
+    for a in arbitrary:
+        assert a.per_group is not None
+        shown = [
+            c
+            for a_c in a.columns
+            for c in (a_c, f"{a_c}_lo", f"{a_c}_hi")
+            if c in a.per_group.columns
+        ]
+        table = table.join(a.per_group.select(*a.groups, *shown), on=a.groups, how="left")
+    return table
 
 
 def _samples(frame: Any, sample: str, weight: str | None) -> int:
@@ -184,8 +310,76 @@ def _worst(
 
 
 def charts(report: Report) -> dict[str, Any]:
-    """The run × run matrix of EC_ℓ, and each run's leave-one-out consistency."""
-    return {"matrix": _matrix(report), "leave_one_out": _leave_one_out(report)}
+    """The run × run matrix of EC_ℓ, each run's leave-one-out consistency, the groups."""
+    shown = {"matrix": _matrix(report), "leave_one_out": _leave_one_out(report)}
+    if "multiplicity" in report.tables:
+        shown["multiplicity"] = _multiplicity_chart(report)
+    return shown
+
+
+def _multiplicity_chart(report: Report) -> Any:
+    """Each multiplicity metric's headline per group, one panel each on its own scale.
+
+    A point, its interval, and a dashed rule at the value over all samples.
+    """
+    alt = _charts.altair()
+    table = report.tables["multiplicity"]
+    group = report.parameters["group"]
+    groups = _names(group)
+    overall = dict(report.summary.select("metric", "value").iter_rows())
+    headlines = [
+        next(iter(m.outputs)) for m in _MULTIPLICITY if next(iter(m.outputs)) in table.columns
+    ]
+    parts = []
+    for column in headlines:
+        bounds = [
+            pl.col(f"{column}{end}")
+            if f"{column}{end}" in table.columns
+            else pl.lit(None, pl.Float64)
+            for end in ("_lo", "_hi")
+        ]
+        parts.append(
+            table.select(
+                pl.lit(column).alias("metric"),
+                _tables.label(groups).alias("group"),
+                pl.col(column).alias("value"),
+                bounds[0].alias("lo"),
+                bounds[1].alias("hi"),
+                pl.lit(overall[column], pl.Float64).alias("overall"),
+            )
+        )
+    data = pl.concat(parts)
+    y = alt.Y("group:N", title=", ".join(groups), sort=None)
+    base = alt.Chart().encode(y=y)
+    layers = [
+        base.mark_rule(color=_charts.PALETTE[0], strokeWidth=2).encode(x="lo:Q", x2="hi:Q"),
+        base.mark_point(filled=True, size=80, color=_charts.PALETTE[0]).encode(
+            x=alt.X("value:Q", title=None),
+            tooltip=["metric:N", "group:N", alt.Tooltip("value:Q", format=".3f")],
+        ),
+        alt.Chart().mark_rule(color=_charts.PALETTE[3], strokeDash=[5, 3]).encode(x="overall:Q"),
+    ]
+    faceted = (
+        alt.layer(*layers, data=data)
+        .properties(width=_charts.WIDTH, height=max(40, 24 * table.height))
+        .facet(
+            row=alt.Row(
+                "metric:N",
+                title=None,
+                sort=headlines,
+                header=alt.Header(labelAngle=0, labelAlign="left"),
+            )
+        )
+        .resolve_scale(x="independent")
+        .properties(
+            title=alt.Title(
+                "Arbitrariness per group",
+                subtitle="Lower is better but for self-consistency; dashed: all samples. "
+                "Whiskers: bootstrap intervals where computed.",
+            )
+        )
+    )
+    return _charts.config(faceted)
 
 
 def _matrix(report: Report) -> Any:

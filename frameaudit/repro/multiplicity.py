@@ -192,19 +192,34 @@ def _finish(
     )
 
 
-def _class_counts(runs: Runs) -> nw.LazyFrame[Any]:
-    """Per sample: its runs k and the agreeing ordered pairs Σ_y c_y(c_y − 1)."""
+def _class_counts(runs: Runs, reference: nw.Expr | None = None) -> nw.LazyFrame[Any]:
+    """Per sample, from the runs predicting each class (one aggregation of the rows).
+
+    k, the agreeing ordered pairs Σ_y c_y(c_y − 1); with a target, the wrong runs W; with a
+    ``reference`` run, the runs predicting its class (itself included) and whether it is
+    wrong.
+    """
     keys = [*runs.by, SAMPLE, *runs.groups]
+    labelled = TARGET in runs.frame.collect_schema()
     weight = [nw.col(WEIGHT).max()] if runs.has_weights else []
-    per_class = runs.frame.group_by([*keys, PRED]).agg(
-        nw.len().cast(nw.Int64).alias("__fa_c"), *weight
+    is_reference = (
+        [(nw.col(RUN) == reference).cast(nw.Int64).sum().alias("__fa_is_ref")]
+        if reference is not None
+        else []
+    )
+    per_class = runs.frame.group_by([*keys, PRED, *([TARGET] if labelled else [])]).agg(
+        nw.len().cast(nw.Int64).alias("__fa_c"), *is_reference, *weight
     )
     c = nw.col("__fa_c")
-    return per_class.group_by(keys).agg(
-        (c * (c - 1)).sum().alias("__fa_agree"),
-        c.sum().alias(_K),
-        *([nw.col(WEIGHT).max()] if weight else []),
-    )
+    sums = [(c * (c - 1)).sum().alias("__fa_agree"), c.sum().alias(_K)]
+    wrong = (nw.col(PRED) != nw.col(TARGET)).cast(nw.Int64) if labelled else None
+    if wrong is not None:
+        sums.append((c * wrong).sum().alias("__fa_wrong"))
+    if reference is not None:
+        sums.append((c * nw.col("__fa_is_ref")).sum().alias("__fa_same"))
+        if wrong is not None:
+            sums.append((nw.col("__fa_is_ref") * wrong).sum().alias("__fa_ref_wrong"))
+    return per_class.group_by(keys).agg(*sums, *([nw.col(WEIGHT).max()] if weight else []))
 
 
 def _agreement() -> nw.Expr:
@@ -289,6 +304,14 @@ def _against_reference(runs: Runs, reference: Any | None) -> nw.LazyFrame[Any]:
         nw.col(PRED).alias("__fa_ref_pred"),
         *([nw.col(TARGET).alias("__fa_ref_target")] if has_target else []),
     )
+    _check_reference(runs, chosen, picked)
+    others = rows.filter(nw.col(RUN) != nw.col(_REF))
+    return others.join(picked, on=[*partition, SAMPLE], how="inner")
+
+
+def _check_reference(runs: Runs, chosen: nw.LazyFrame[Any], picked: nw.LazyFrame[Any]) -> None:
+    """Check that every partition of ``chosen`` has rows of its reference run in ``picked``."""
+    partition = runs.partition
     absent = chosen.join(picked.select(partition).unique(), on=partition, how="anti")
     runs.checks.append(
         validate.offending(
@@ -299,8 +322,6 @@ def _against_reference(runs: Runs, reference: Any | None) -> nw.LazyFrame[Any]:
             "; give one of the runs",
         )
     )
-    others = rows.filter(nw.col(RUN) != nw.col(_REF))
-    return others.join(picked, on=[*partition, SAMPLE], how="inner")
 
 
 def _consecutive(runs: Runs, order: Sequence[Any] | None) -> nw.LazyFrame[Any]:
@@ -367,6 +388,7 @@ _GROUPED = (
     "repro",
     "table",
     unit=UNITS,
+    worst="high",
     roles={"target": "target"},
     outputs={
         "churn": ("0 = no prediction flips between runs", RATE),
@@ -441,18 +463,33 @@ def churn(
         frame, "churn", columns, run=run, sample=sample, prediction=prediction, target=target,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
     )  # fmt: skip
-    if order is not None or reference is not None:
-        paired = (
-            _consecutive(runs, order) if order is not None else _against_reference(runs, reference)
-        )
-        values = _paired_means(runs, paired, {c: c for c in columns})
+    if order is not None:
+        values = _paired_means(runs, _consecutive(runs, order), {c: c for c in columns})
         return _finish(runs, values, columns, combo)
+    k = nw.col(_K).cast(nw.Float64)
+    wrong = nw.col("__fa_wrong").cast(nw.Float64)
+    if reference is not None:
+        # against the reference: the other runs of its class agree, the rest differ; a wrong
+        # reference wins where another run is right, a right one loses where another is wrong
+        value = _run_value(runs, reference)
+        counts = _class_counts(runs, value)
+        rows = runs.partitioned(runs.frame)
+        chosen = rows.select(runs.partition).unique().with_columns(value.alias(_REF))
+        _check_reference(runs, chosen, rows.filter(nw.col(RUN) == value))
+        others = k - 1.0
+        shares = {"churn": (k - nw.col("__fa_same").cast(nw.Float64)) / others}
+        if target is not None:
+            ref_wrong = nw.col("__fa_ref_wrong").cast(nw.Float64)
+            shares |= {
+                "win": ref_wrong * (k - wrong) / others,
+                "loss": (1.0 - ref_wrong) * wrong / others,
+            }
+        return _finish(runs, _means(runs, counts, shares), columns, combo)
     counts = _class_counts(runs)
     shares = {"churn": 1.0 - _agreement()}
     if target is not None:
         counts = counts.join(_win_loss_terms(runs), on=[*runs.by, SAMPLE], how="left")
-        k = nw.col(_K).cast(nw.Float64)
-        wrong, tilt = nw.col("__fa_wrong").cast(nw.Float64), nw.col("__fa_tilt").cast(nw.Float64)
+        tilt = nw.col("__fa_tilt").cast(nw.Float64)
         pairs = k * (k - 1.0) / 2.0
         differing = wrong * (k - wrong)
         shares |= {
@@ -463,22 +500,21 @@ def churn(
 
 
 def _win_loss_terms(runs: Runs) -> nw.LazyFrame[Any]:
-    """Per sample over all pairs: W, its wrong runs, and Σ_r e_r(k + 1 − 2 pos_r) = win − loss."""
+    """Per sample over all pairs: Σ_r e_r(k + 1 − 2 pos_r) = win − loss (e_r: run r wrong)."""
     positions, _ = _positions(runs, None)
     k = nw.col(_POS).max().over(*runs.partition)
     positions = positions.with_columns(k.alias("__fa_runs"))
     rows = runs.partitioned(runs.frame).join(positions, on=[*runs.partition, RUN], how="inner")
     wrong = nw.when(nw.col(TARGET) != nw.col(PRED)).then(1).otherwise(0)
     tilt = wrong * (nw.col("__fa_runs") + 1 - 2 * nw.col(_POS))
-    return rows.group_by([*runs.by, SAMPLE]).agg(
-        wrong.sum().cast(nw.Int64).alias("__fa_wrong"), tilt.sum().cast(nw.Int64).alias("__fa_tilt")
-    )
+    return rows.group_by([*runs.by, SAMPLE]).agg(tilt.sum().cast(nw.Int64).alias("__fa_tilt"))
 
 
 @registered(
     "repro",
     "table",
     unit=UNITS,
+    worst="high",
     outputs={
         "negative_flip_rate": ("0 = no right prediction became wrong", RATE),
         "positive_flip_rate": ("share of wrong predictions that became right", RATE),
@@ -560,6 +596,7 @@ def flip_rate(
     "repro",
     "table",
     unit=UNITS,
+    worst="high",
     outputs={"ambiguity": ("0 = every run predicts every sample alike", RATE)},
 )
 @constraints(combo=Optional(Several(Choice(COMBOS))), **UNCERTAINTY)
@@ -631,6 +668,7 @@ def ambiguity(
     "repro",
     "table",
     unit=UNITS,
+    worst="high",
     outputs={"discrepancy": ("0 = no run changes a decision of the reference", RATE)},
 )
 @constraints(combo=Optional(Several(Choice(COMBOS))), **UNCERTAINTY)
@@ -713,6 +751,7 @@ def _quantile_names(quantiles: Sequence[float]) -> list[str]:
     "repro",
     "table",
     unit=UNITS,
+    worst="high",
     roles={"score": "score"},
     outputs={"score_range": ("0 = every run gives every sample the same score", "[0, inf)")},
 )
@@ -827,6 +866,7 @@ def score_range(
     "repro",
     "table",
     unit=UNITS,
+    worst="low",
     outputs={
         "self_consistency": ("1 = every pair of runs agrees on every sample", RATE),
         "below_threshold": ("0 = no sample below the consistency threshold", RATE),

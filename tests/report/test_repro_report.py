@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ import report_checks
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
+from frameaudit import cli
 from frameaudit.report import Report
 
 PAIR = ["run_a", "run_b"]
@@ -266,3 +268,74 @@ def test_a_browser_draws_the_html_report(with_ci: Report, tmp_path: Path) -> Non
 def test_docs_section_shows_what_its_example_prints() -> None:
     printed, shown = report_checks.docs_example("Reproducibility report")
     assert printed == shown
+
+
+# --- multiplicity per group ------------------------------------------------------------------
+
+MULTIPLICITY = [m for m in fa.metrics("repro", "table") if m.function.__module__.endswith("ity")]
+
+
+@pytest.fixture(scope="module")
+def grouped(runs: pl.DataFrame) -> tuple[pl.DataFrame, Report]:
+    frame = runs.with_columns(grp=(pl.col("sample") % 3).cast(pl.String))
+    return frame, fa.report.repro(frame, group="grp", **BOOT)
+
+
+def _called(metric: Any, frame: pl.DataFrame, **options: Any) -> pl.DataFrame:
+    taken = inspect.signature(metric.function).parameters
+    target = {"target": "target"} if "target" in taken else {}
+    return metric.function(frame, **target, **options, **BOOT)
+
+
+def test_multiplicity_section_is_the_functions(grouped: tuple[pl.DataFrame, Report]) -> None:
+    frame, report = grouped
+    table = report.tables["multiplicity"].sort("grp")
+    shown = [m for m in MULTIPLICITY if "score" not in m.roles]
+    assert len(shown) == len(MULTIPLICITY) - 1 > 0  # the score range needs score=
+    for metric in shown:
+        per_group = _called(metric, frame, group="grp").sort("grp")
+        overall = _called(metric, frame)
+        for column in [c for c in metric.outputs if c in overall.columns]:
+            assert table[column].to_list() == per_group[column].to_list()
+            assert table[f"{column}_lo"].to_list() == per_group[f"{column}_lo"].to_list()
+            assert _summary(report, column) == overall[column].item()
+            assert _summary(report, column, "lo") == overall[f"{column}_lo"].item()
+        # the worst group: the highest value, or the lowest where low is worst
+        headline = next(iter(metric.outputs))
+        values = dict(per_group.select("grp", headline).iter_rows())
+        sign = 1 if metric.worst == "low" else -1  # a tie goes to the first group
+        worst = report.worst.filter(pl.col("metric") == headline, pl.col("kind") == "group")
+        assert worst["name"].item() == min(values, key=lambda g: (sign * values[g], g))
+    assert table["n"].to_list() == [334, 333, 333]
+
+
+def test_multiplicity_is_shown_only_when_asked(report: Report) -> None:
+    assert "multiplicity" not in report.tables
+    assert not report.worst.filter(pl.col("kind") == "group").height
+    assert "churn" not in report.summary["metric"].to_list()
+
+
+def test_multiplicity_chart_text_html_and_json(
+    grouped: tuple[pl.DataFrame, Report], tmp_path: Path
+) -> None:
+    _, report = grouped
+    charts = report.charts()
+    assert list(charts) == ["matrix", "leave_one_out", "multiplicity"]
+    spec = json.dumps(charts["multiplicity"].to_dict())
+    assert "Arbitrariness per group" in spec
+    assert "Multiplicity per group (n: the group's samples):" in str(report)
+    assert report_checks.self_contained(report, tmp_path).count("<svg") == 3
+    again = Report.from_json(report.to_json())
+    assert_frame_equal(again.tables["multiplicity"], report.tables["multiplicity"])
+
+
+def test_the_command_line_shows_the_section(
+    grouped: tuple[pl.DataFrame, Report], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame, _ = grouped
+    path = tmp_path / "runs.csv"
+    frame.write_csv(path)
+    assert cli.main(["report", "repro", str(path), "--group", "grp"]) == 0
+    out = capsys.readouterr().out
+    assert "Multiplicity per group" in out
+    assert re.search(r"self_consistency\s+group\s+\d", out)
