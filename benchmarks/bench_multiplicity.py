@@ -14,7 +14,6 @@ Each computation runs in a fresh process (its peak resident memory from the star
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +23,7 @@ import polars as pl
 
 RESULTS = Path(__file__).parent / "results" / "multiplicity.md"
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_scale import sampled  # noqa: E402  (the memory-measuring subprocess)
+from bench_scale import in_parts, sampled  # noqa: E402  (the memory-measuring subprocess)
 
 GIB = 2**30
 
@@ -128,18 +127,7 @@ def part_two() -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["1", "2", "all"], default="all")
-    args = parser.parse_args()
-    lines = ["# Multiplicity at scale", ""]
-    if args.part in ("1", "all"):
-        lines += [*part_one(), ""]
-    if args.part in ("2", "all"):
-        lines += [*part_two(), ""]
-    text = "\n".join(lines)
-    print(text)
-    if args.part == "all":
-        RESULTS.write_text(text)
+    in_parts(__doc__.splitlines()[0], "Multiplicity at scale", [part_one, part_two], RESULTS)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,6 +122,26 @@ def sampled(setup: str, compute: str) -> dict[str, float]:
     ).stdout
     result: dict[str, float] = json.loads(output.strip().splitlines()[-1])
     return result
+
+
+def in_parts(
+    description: str, title: str, parts: Sequence[Callable[[], list[str]]], results: Path
+) -> None:
+    """A benchmark of numbered parts: ``--part N`` runs one, the default all of them (and
+    writes ``results``); the tables are printed under ``title``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--part", choices=[*map(str, range(1, len(parts) + 1)), "all"], default="all"
+    )
+    chosen = parser.parse_args().part
+    lines = [f"# {title}", ""]
+    for number, part in enumerate(parts, start=1):
+        if chosen in (str(number), "all"):
+            lines += [*part(), ""]
+    text = "\n".join(lines)
+    print(text)
+    if chosen == "all":
+        results.write_text(text)
 
 
 def row(

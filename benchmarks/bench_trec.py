@@ -19,7 +19,6 @@ writes ``benchmarks/results/trec.md``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -36,7 +35,7 @@ import frameaudit as fa
 
 RESULTS = Path(__file__).parent / "results" / "trec.md"
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_scale import sampled  # noqa: E402  (the memory-measuring subprocess)
+from bench_scale import in_parts, sampled  # noqa: E402  (the memory-measuring subprocess)
 
 POOL, DOCUMENTS, SAMPLES = 20, 10, 10
 
@@ -270,18 +269,12 @@ def part_two() -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["1", "2", "all"], default="all")
-    args = parser.parse_args()
-    lines = ["# Expected exposure: the reference code and the scale", ""]
-    if args.part in ("1", "all"):
-        lines += [*part_one(), ""]
-    if args.part in ("2", "all"):
-        lines += [*part_two(), ""]
-    text = "\n".join(lines)
-    print(text)
-    if args.part == "all":
-        RESULTS.write_text(text)
+    in_parts(
+        __doc__.splitlines()[0],
+        "Expected exposure: the reference code and the scale",
+        [part_one, part_two],
+        RESULTS,
+    )
 
 
 if __name__ == "__main__":
