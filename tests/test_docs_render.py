@@ -194,6 +194,8 @@ def test_the_home_page_shows_the_demo_report_drawn_by_the_code(site: Path, tmp_p
         ("notebooks/fair_ranking/index.html", 9),
         # the clustering (2 + 0 per-group), repro (2) and explain (3) reports' charts
         ("notebooks/beyond_ranking/index.html", 7),
+        # the repro report's multiplicity chart: five metrics' panels per group
+        ("notebooks/arbitrariness/index.html", 1),
     ],
 )
 def test_the_notebooks_are_pages_with_their_charts(

@@ -22,7 +22,7 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ("fair_ranking", "beyond_ranking")
+NOTEBOOKS = ("fair_ranking", "beyond_ranking", "arbitrariness")
 # run first in every notebook: charts as static SVG (no script from a CDN)
 _SVG_CHARTS = 'import altair\naltair.renderers.enable("svg")'
 

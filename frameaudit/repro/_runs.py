@@ -214,6 +214,8 @@ def prepare(
             Role("by", by, many=True, optional=True),
             Role("weight", weight, optional=True, dtype="numeric"),
         ],
+        # group= the sample column gives each sample's own value
+        sharing=[frozenset(("sample", "group"))],
         outputs=[metric, *_RESERVED, *outputs],
     )
     source = bound.source

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from conftest import to_polars
 from docs_examples import printed_and_shown
-from reference.multiplicity import expected
+from reference.multiplicity import expected, per_sample
 from reference.ranking import combine
 
 import frameaudit as fa
@@ -263,3 +263,13 @@ def test_the_docs_example_prints_its_hand_worked_numbers() -> None:
         f"│ b     ┆ {4 / 6:.6f} ┆ {2 / 6:.6f} ┆ {2 / 6:.6f} ┆ 3 │",
     ):
         assert row in printed, row
+
+
+def test_group_by_the_sample_gives_each_samples_value() -> None:
+    """group= the sample column: one row per sample, its own value (the per-sample values
+    Cooper et al.'s abstention reads)."""
+    frame = _runs(8)
+    ours = fa.repro.self_consistency(frame, group="sample").sort("sample")
+    theirs = per_sample(frame, "self_consistency")["self_consistency"]
+    assert ours["self_consistency"].to_list() == pytest.approx([theirs[s] for s in ours["sample"]])
+    assert set(ours["n"].to_list()) == {1}
