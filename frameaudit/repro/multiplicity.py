@@ -474,7 +474,11 @@ def churn(
         value = _run_value(runs, reference)
         counts = _class_counts(runs, value)
         rows = runs.partitioned(runs.frame)
-        chosen = rows.select(runs.partition).unique().with_columns(value.alias(_REF))
+        # the partitions (without by=, the one: a first row, not a scan) and the reference
+        # run's rows (a filtered scan) for the check that every partition holds the run
+        partitions = rows.select(runs.partition)
+        partitions = partitions.unique() if runs.by else partitions.head(1)
+        chosen = partitions.with_columns(value.alias(_REF))
         _check_reference(runs, chosen, rows.filter(nw.col(RUN) == value))
         others = k - 1.0
         shares = {"churn": (k - nw.col("__fa_same").cast(nw.Float64)) / others}

@@ -191,6 +191,48 @@ def _repro(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
     return result.rename({"sample_id": "sample"}).rename(lambda c: c.replace("ec_local", "value"))
 
 
+def grouped_runs(samples_per_audit: int, n_runs: int) -> Generator:
+    """Samples of ``samples_per_audit`` items in groups a (70%) and b, predicted by ``n_runs``
+    runs with 3 classes; an item is hard (each run predicts at random) with probability 0.1 in
+    a and 0.4 in b, else every run predicts its class with probability 0.9."""
+
+    def generate(rng: np.random.Generator, samples: int) -> pl.DataFrame:
+        n = samples * samples_per_audit
+        group = np.where(rng.random(n) < 0.7, "a", "b")
+        hard = rng.random(n) < np.where(group == "a", 0.1, 0.4)
+        target = rng.integers(0, 3, n)
+        keep = rng.random((n_runs, n)) < np.where(hard, 1 / 3, 0.9)
+        other = rng.integers(0, 3, (n_runs, n))
+        return pl.DataFrame(
+            {
+                "sample_id": np.tile(np.repeat(np.arange(samples), samples_per_audit), n_runs),
+                "run": np.repeat(np.arange(n_runs), n),
+                "sample": np.tile(np.arange(n), n_runs),
+                "grp": np.tile(group, n_runs),
+                "target": np.tile(target, n_runs),
+                "prediction": np.where(keep, target, other).ravel(),
+            }
+        )
+
+    return generate
+
+
+def _multiplicity(metric: str, **options: Any) -> Statistic:
+    """A multiplicity metric per audit and group: its headline column as ``value``."""
+
+    def statistic(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
+        function = getattr(fa.repro, metric)
+        result = function(frame, by="sample_id", group="grp", **options, **bootstrap)
+        column = next(iter(entry(metric).outputs))
+        ends = [pl.col(f"{column}_{end}").alias(f"value_{end}") for end in ("lo", "hi")]
+        return result.select(
+            pl.col("sample_id").alias("sample"), "grp", pl.col(column).alias("value"),
+            *(ends if bootstrap else []),
+        )  # fmt: skip
+
+    return statistic
+
+
 def neighbours(queries: int, k: int) -> Generator:
     """Samples of ``queries`` queries with ``k`` neighbours; a query is "hard" with p = 0.3."""
 
@@ -356,6 +398,22 @@ KINDS: dict[str, Kind] = {
         ),
         Kind("cluster distribution TV", "point", points(2000), _clustering, "value"),
         Kind("EC_l, mean over run pairs", "sample", runs(500, 5), _repro, "value"),
+        Kind(
+            "self-consistency per group (a mean over samples)",
+            "sample",
+            grouped_runs(400, 8),
+            _multiplicity("self_consistency"),
+            "value",
+            ("grp",),
+        ),
+        Kind(
+            "discrepancy per group (a maximum over runs)",
+            "sample",
+            grouped_runs(400, 8),
+            _multiplicity("discrepancy"),
+            "value",
+            ("grp",),
+        ),
         Kind("mean correspondence", "query", neighbours(300, 7), _correspondence, "value"),
     ]
 }
