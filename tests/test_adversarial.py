@@ -172,6 +172,7 @@ def _repro_frame() -> pl.DataFrame:
         pl.Series("prediction", prediction),
         (pl.col("sample") / 8 + 0.5).alias("value"),
         pl.Series("guess", _grid(rng.normal(0.6, 0.4, n), 1 / 8)),
+        (pl.col("sample") % 2).alias("grp"),  # a group: the same in every run of a sample
     )
 
 
@@ -514,7 +515,45 @@ def _repro_specs() -> list[Spec]:
             REPRO_ROLES,
             options=(("pairwise", "no"), ("method", None)),
         ),
+        *_multiplicity_specs(),
     ]
+
+
+def _multiplicity_specs() -> list[Spec]:
+    """The multiplicity metrics, from the registry: the label roles each takes, a score (with
+    no declared range: the frame's values reach 1.125), per group."""
+    specs = []
+    for m in fa.metrics("repro", "table"):
+        if not m.function.__module__.endswith(".multiplicity"):
+            continue
+        parameters = inspect.signature(m.function).parameters
+        roles = {
+            "run": Role(),
+            "sample": Role(),
+            "group": Role(many=True, optional=True),
+            "by": Role(many=True, optional=True),
+        }
+        kwargs: dict[str, Any] = {"run": "run", "sample": "sample", "group": "grp", "by": "part"}
+        for label in ("target", "prediction"):
+            if label in parameters:
+                roles[label] = Role(optional=parameters[label].default is None)
+                kwargs[label] = label
+        if "score" in parameters:
+            roles["score"] = Role()
+            kwargs |= {"score": "value", "bounds": None}
+        options = (("combo", 3), *((("threshold", "0.5"),) if "threshold" in parameters else ()))
+        specs.append(
+            Spec(
+                m.name,
+                m.function,
+                (REPRO,),
+                kwargs,
+                roles,
+                sharing=frozenset({frozenset({"sample", "group"})}),
+                options=options,
+            )
+        )
+    return specs
 
 
 def _explain_specs() -> list[Spec]:
@@ -883,6 +922,10 @@ def test_one_column_two_roles(spec_id: str, first: str, second: str, kind: str) 
         return
     kwargs = {**spec.kwargs, second: column}
     outcome = _call(spec, kind, kwargs)
+    if {first, second} == {"sample", "group"} and first == "group":
+        # the group column as the sample: each run then predicts a "sample" several times
+        _check(_error_problem(outcome, parameters=["sample"]))
+        return
     if frozenset({first, second}) in spec.sharing:
         _check(_value_problem(outcome, _shared_expected(spec, kwargs, first, second)))
         return
@@ -904,6 +947,11 @@ def _shared_expected(
         found = _expected(spec, {k: v for k, v in kwargs.items() if k != "carry"})
         copied = QUERIES.select(pl.col(kwargs["id"]).alias("query"), pl.col(column))
         return found.join(copied, on="query", how="left", maintain_order="left")
+    if {first, second} == {"sample", "group"}:
+        # a group per sample: the value with the groups in a copy of the sample column
+        copied = spec.frames[0].with_columns(pl.col(kwargs["sample"]).alias("__copy"))
+        found = _expected(spec, {**kwargs, "group": "__copy"}, [copied])
+        return found.rename({"__copy": kwargs["sample"]})
     # by and ranking: the partition kept, the ranking role left out (each partition is then
     # one ranking, as it was)
     dropped = first if second == "by" else second
@@ -1383,7 +1431,12 @@ def test_role_column_of_an_unusual_dtype(
 
 # --- 7. errors that blame the right parameter -------------------------------------------------
 
-REPRO_FUNCTIONS = [s for s in SPECS if SPECS[s].function.__module__.startswith("frameaudit.repro")]
+REPRO_FUNCTIONS = [
+    s
+    for s in SPECS
+    if SPECS[s].function.__module__.startswith("frameaudit.repro")
+    and "prediction" in SPECS[s].kwargs
+]
 
 
 @pytest.mark.parametrize("spec_id", REPRO_FUNCTIONS)

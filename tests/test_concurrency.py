@@ -79,8 +79,13 @@ def _clustering() -> list[Case]:
 
 def _repro() -> list[Case]:
     df = datasets.runs_example().filter(pl.col("sample") < 200)
+    df = df.with_columns((pl.col("sample") / 200).alias("score"))  # the score range's scores
     functions = [n for n in fa.repro.__all__ if inspect.isfunction(getattr(fa.repro, n))]
-    return [(name, (df,), lambda f, name=name: getattr(fa.repro, name)(f)) for name in functions]
+    scored = {"score": "score"}
+    return [
+        (name, (df,), lambda f, name=name: getattr(fa.repro, name)(f, **arguments(name, scored)))
+        for name in functions
+    ]
 
 
 def _explain() -> list[Case]:

@@ -50,9 +50,12 @@ def test_an_entry_describes_its_function(metric: Metric) -> None:
     # a group metric's best value and range are its combo's; a table has none
     stated = metric.best is not None and metric.range is not None
     assert stated == (metric.kind not in ("group", "table"))
-    # a cluster metric names its worst cluster term; a pair metric may name its worst pair
+    # a cluster metric names its worst cluster term; a pair metric may name its worst pair; a
+    # table with per-group values (the multiplicity metrics) its worst group's
     if metric.kind == "clusters":
         assert metric.worst is not None
+    elif metric.kind == "table":
+        assert metric.worst is None or "group" in parameters
     elif metric.kind != "pairs":
         assert metric.worst is None
 

@@ -553,7 +553,8 @@ def _finish(
 
     :meth:`~frameaudit._engine.Estimation.grouped`, in the caller's kind.
     """
-    sized = _SIZE in per_group.collect_schema()
+    # the size shows as n with the per-group values (with a combo, n may be a by column's name)
+    sized = combo is None and _SIZE in per_group.collect_schema()
     values = per_group.rename({_SIZE: "n"}) if sized else per_group
     return prep.estimation.grouped(
         values, prep.groups, [metric], combo, also=["n"] if sized else [], checks=prep.checks

@@ -17,7 +17,7 @@ turns the values of the estimates into the point values with their percentile in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
@@ -192,6 +192,7 @@ def prepare(
     outputs: Sequence[str] = (),
     score: str | None = None,
     group: Names | None = None,
+    optional: Collection[str] = ("score",),
 ) -> Runs:
     """Validate the schema, attach the value checks and rename the roles.
 
@@ -199,17 +200,18 @@ def prepare(
     prediction must share it (or both be numeric) and may not be NaN. Regression values are
     numeric and NaN propagates. ``outputs`` are the result's columns beyond the metric and the
     summary statistics (the interval's). The multiplicity metrics take no ``target`` or no
-    ``prediction`` where they need none, a numeric ``score`` (not NaN) and ``group`` columns,
-    the same in every run of a sample.
+    ``prediction`` where they need none (``optional``: the roles that may be None; by default the
+    score, which only the score range needs), a numeric
+    ``score`` (not NaN) and ``group`` columns, the same in every run of a sample.
     """
     bound = bind(
         frame,
         [
             Role("run", run),
             Role("sample", sample),
-            Role("target", target, optional=True),
-            Role("prediction", prediction, optional=True),
-            Role("score", score, optional=True, dtype="numeric"),
+            Role("target", target, optional="target" in optional),
+            Role("prediction", prediction, optional="prediction" in optional),
+            Role("score", score, optional="score" in optional, dtype="numeric"),
             Role("group", group, many=True, optional=True),
             Role("by", by, many=True, optional=True),
             Role("weight", weight, optional=True, dtype="numeric"),

@@ -117,8 +117,12 @@ def _start(
     n_boot: int,
     seed: int,
     also: Sequence[str] = (),
+    optional: Sequence[str] = ("score",),
 ) -> Runs:
-    """The validated runs of a call whose outputs are ``columns`` (and ``also``)."""
+    """The validated runs of a call whose outputs are ``columns`` (and ``also``).
+
+    ``optional``: the roles the metric does without (``target``, ``prediction``, ``score``).
+    """
     if combo is not None and group is None:
         msg = f"combo={combo!r}: a combo compares groups; give group= the group column(s)"
         raise InvalidParameterError(msg)
@@ -138,6 +142,7 @@ def _start(
         weight=weight,
         bootstrap=bootstrap,
         outputs=outputs,
+        optional=optional,
     )
 
 
@@ -462,6 +467,7 @@ def churn(
     runs = _start(
         frame, "churn", columns, run=run, sample=sample, prediction=prediction, target=target,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
+        optional=("target", "score"),
     )  # fmt: skip
     if order is not None:
         values = _paired_means(runs, _consecutive(runs, order), {c: c for c in columns})
@@ -657,6 +663,7 @@ def ambiguity(
     runs = _start(
         frame, "ambiguity", ["ambiguity"], run=run, sample=sample, prediction=prediction,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
+        optional=("target", "score"),
     )  # fmt: skip
     per_sample = _per_sample(
         runs,
@@ -736,6 +743,7 @@ def discrepancy(
     runs = _start(
         frame, "discrepancy", ["discrepancy"], run=run, sample=sample, prediction=prediction,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
+        optional=("target", "score"),
     )  # fmt: skip
     paired = _against_reference(runs, reference)
     differs = _pair_terms(win_loss=False)["churn"]
@@ -838,6 +846,7 @@ def score_range(
         frame, "score_range", ["score_range"], run=run, sample=sample, prediction=None,
         score=score, group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot,
         seed=seed, also=names,
+        optional=("target", "prediction"),
     )  # fmt: skip
     if bounds is not None:
         low, high = (float(b) for b in bounds)
@@ -940,6 +949,7 @@ def self_consistency(
     runs = _start(
         frame, "self_consistency", columns, run=run, sample=sample, prediction=prediction,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
+        optional=("target", "score"),
     )  # fmt: skip
     counts = _class_counts(runs)
     agreement = _agreement()
