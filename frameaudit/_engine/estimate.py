@@ -219,16 +219,18 @@ class Estimation:
     ) -> nw.LazyFrame[Any]:
         """Per (partition, ``keys``): each of several ``columns`` with its interval, one row.
 
-        ``values`` holds the columns (and ``also``) per (estimate, ``keys``); a bootstrap is
-        required. Each column c is followed by ``c_lo`` and ``c_hi``; then ``also`` (the point
+        ``values`` holds the columns (and ``also``) per (estimate, ``keys``). With a bootstrap,
+        each column c is followed by ``c_lo`` and ``c_hi``; then ``also`` (the point
         estimate's), the units behind them (:attr:`counted`) and each column's undefined
-        replicates, ``c_undefined_replicates``. One interval computation over the long form
-        (a ``metric`` column naming the column).
+        replicates, ``c_undefined_replicates``: one interval computation over the long form (a
+        ``metric`` column naming the column). Without one, the values; a comparison's
+        bootstrap gives every replicate's (as :meth:`interval`).
         """
-        assert self.bootstrap is not None
-        assert len(columns) > 1
-        value = "__fa_value"
         estimate = [*self.partition, *keys]
+        if self.bootstrap is None or self.bootstrap.replicates:
+            replicate = [REPLICATE] if self.bootstrap is not None else []
+            return values.select(*estimate, *replicate, *columns, *also)
+        value = "__fa_value"
         long = long_form(
             values,
             [*estimate, REPLICATE, *also],
@@ -309,13 +311,8 @@ class Estimation:
         also: Sequence[str],
     ) -> nw.LazyFrame[Any]:
         """Per (partition, ``keys``): ``columns`` (with a bootstrap, their intervals), ``also``."""
-        if len(columns) == 1 or self.bootstrap is None or self.bootstrap.replicates:
-            if len(columns) == 1:
-                return self.interval(values, keys, columns[0], also=also)
-            estimate = [*self.partition, *keys]
-            if self.bootstrap is None:
-                return values.select(*estimate, *columns, *also)
-            return values.select(*estimate, REPLICATE, *columns, *also)
+        if len(columns) == 1:
+            return self.interval(values, keys, columns[0], also=also)
         return self.intervals(values, keys, columns, also=also)
 
     def finish(

@@ -11,7 +11,7 @@ import polars as pl
 from frameaudit import repro as metrics
 from frameaudit._registry import Metric, entry
 from frameaudit._registry import metrics as registered
-from frameaudit._roles import Names
+from frameaudit._roles import Names, Role, column_names
 from frameaudit.report import _charts, _layout, _tables
 from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
@@ -200,7 +200,7 @@ class _Arbitrary:
         self.per_group: pl.DataFrame | None = None
         if group is not None:
             self.per_group = _tables.eager(metric.function(frame, group=group, **call))
-            self.groups = self.per_group.columns[: len(_names(group))]
+            self.groups = column_names(Role("group", group, many=True))
 
     def summary_rows(self, ci: float | None) -> list[dict[str, Any]]:
         """Each output column over all samples (with ``ci``, its interval)."""
@@ -240,10 +240,6 @@ class _Arbitrary:
         return _tables.worst_row(column, "group", name, value, reference)
 
 
-def _names(group: Names) -> list[str]:
-    return [group] if isinstance(group, str) else list(group)
-
-
 def _per_group_table(arbitrary: list[_Arbitrary]) -> pl.DataFrame:
     """Per group, every multiplicity column (with its interval) and the group's samples."""
     first = arbitrary[0]
@@ -253,10 +249,10 @@ def _per_group_table(arbitrary: list[_Arbitrary]) -> pl.DataFrame:
     for a in arbitrary:
         assert a.per_group is not None
         shown = [
-            c
-            for a_c in a.columns
-            for c in (a_c, f"{a_c}_lo", f"{a_c}_hi")
-            if c in a.per_group.columns
+            f"{c}{end}"
+            for c in a.columns
+            for end in ("", "_lo", "_hi")
+            if f"{c}{end}" in a.per_group.columns
         ]
         table = table.join(a.per_group.select(*a.groups, *shown), on=a.groups, how="left")
     return table
@@ -325,7 +321,7 @@ def _multiplicity_chart(report: Report) -> Any:
     alt = _charts.altair()
     table = report.tables["multiplicity"]
     group = report.parameters["group"]
-    groups = _names(group)
+    groups = column_names(Role("group", group, many=True))
     overall = dict(report.summary.select("metric", "value").iter_rows())
     headlines = [
         next(iter(m.outputs)) for m in _MULTIPLICITY if next(iter(m.outputs)) in table.columns

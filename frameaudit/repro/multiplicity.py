@@ -146,10 +146,12 @@ def _start(
     )
 
 
-def _per_sample(runs: Runs, rows: nw.LazyFrame[Any], *aggregations: nw.Expr) -> nw.LazyFrame[Any]:
-    """``aggregations`` over ``rows`` per (partition, sample), with its groups and weight."""
+def _per_sample(
+    runs: Runs, rows: nw.LazyFrame[Any], *aggregations: nw.Expr, within: Sequence[str] = ()
+) -> nw.LazyFrame[Any]:
+    """``aggregations`` over ``rows`` per sample (and ``within``), with its groups and weight."""
     weight = [nw.col(WEIGHT).max()] if runs.has_weights else []
-    keys = [*runs.by, SAMPLE, *runs.groups]
+    keys = [*runs.by, SAMPLE, *runs.groups, *within]
     return rows.group_by(keys).agg(*aggregations, *weight)
 
 
@@ -204,16 +206,18 @@ def _class_counts(runs: Runs, reference: nw.Expr | None = None) -> nw.LazyFrame[
     ``reference`` run, the runs predicting its class (itself included) and whether it is
     wrong.
     """
-    keys = [*runs.by, SAMPLE, *runs.groups]
     labelled = TARGET in runs.frame.collect_schema()
-    weight = [nw.col(WEIGHT).max()] if runs.has_weights else []
     is_reference = (
         [(nw.col(RUN) == reference).cast(nw.Int64).sum().alias("__fa_is_ref")]
         if reference is not None
         else []
     )
-    per_class = runs.frame.group_by([*keys, PRED, *([TARGET] if labelled else [])]).agg(
-        nw.len().cast(nw.Int64).alias("__fa_c"), *is_reference, *weight
+    per_class = _per_sample(
+        runs,
+        runs.frame,
+        nw.len().cast(nw.Int64).alias("__fa_c"),
+        *is_reference,
+        within=[PRED, *([TARGET] if labelled else [])],
     )
     c = nw.col("__fa_c")
     sums = [(c * (c - 1)).sum().alias("__fa_agree"), c.sum().alias(_K)]
@@ -224,7 +228,7 @@ def _class_counts(runs: Runs, reference: nw.Expr | None = None) -> nw.LazyFrame[
         sums.append((c * nw.col("__fa_is_ref")).sum().alias("__fa_same"))
         if wrong is not None:
             sums.append((nw.col("__fa_is_ref") * wrong).sum().alias("__fa_ref_wrong"))
-    return per_class.group_by(keys).agg(*sums, *([nw.col(WEIGHT).max()] if weight else []))
+    return _per_sample(runs, per_class, *sums)
 
 
 def _agreement() -> nw.Expr:
@@ -295,12 +299,7 @@ def _against_reference(runs: Runs, reference: Any | None) -> nw.LazyFrame[Any]:
     """
     partition = runs.partition
     rows = runs.partitioned(runs.frame)
-    if reference is None:
-        chosen = rows.group_by(partition).agg(nw.col(RUN).min().alias(_REF))
-    else:
-        chosen = (
-            rows.select(partition).unique().with_columns(_run_value(runs, reference).alias(_REF))
-        )
+    chosen = _chosen_reference(runs, rows, reference)
     rows = rows.join(chosen, on=partition, how="left")
     has_target = TARGET in rows.collect_schema()
     picked = rows.filter(nw.col(RUN) == nw.col(_REF)).select(
@@ -312,6 +311,22 @@ def _against_reference(runs: Runs, reference: Any | None) -> nw.LazyFrame[Any]:
     _check_reference(runs, chosen, picked)
     others = rows.filter(nw.col(RUN) != nw.col(_REF))
     return others.join(picked, on=[*partition, SAMPLE], how="inner")
+
+
+def _chosen_reference(
+    runs: Runs, rows: nw.LazyFrame[Any], reference: Any | None
+) -> nw.LazyFrame[Any]:
+    """Each partition of ``rows`` and its reference run ``_REF``.
+
+    ``reference=``, else the partition's first run in sorted order. Without by= the one
+    partition is a first row, not a scan.
+    """
+    partition = runs.partition
+    if reference is None:
+        return rows.group_by(partition).agg(nw.col(RUN).min().alias(_REF))
+    partitions = rows.select(partition)
+    partitions = partitions.unique() if runs.by else partitions.head(1)
+    return partitions.with_columns(_run_value(runs, reference).alias(_REF))
 
 
 def _check_reference(runs: Runs, chosen: nw.LazyFrame[Any], picked: nw.LazyFrame[Any]) -> None:
@@ -480,11 +495,8 @@ def churn(
         value = _run_value(runs, reference)
         counts = _class_counts(runs, value)
         rows = runs.partitioned(runs.frame)
-        # the partitions (without by=, the one: a first row, not a scan) and the reference
-        # run's rows (a filtered scan) for the check that every partition holds the run
-        partitions = rows.select(runs.partition)
-        partitions = partitions.unique() if runs.by else partitions.head(1)
-        chosen = partitions.with_columns(value.alias(_REF))
+        # the check that every partition holds the run reads its rows (a filtered scan)
+        chosen = _chosen_reference(runs, rows, reference)
         _check_reference(runs, chosen, rows.filter(nw.col(RUN) == value))
         others = k - 1.0
         shares = {"churn": (k - nw.col("__fa_same").cast(nw.Float64)) / others}
