@@ -88,6 +88,10 @@ def spark_session() -> Iterator[Any]:
         # one session serves a worker's whole run; the default 1 GiB heap ran out in a hash
         # aggregation late in a full run (the bootstrap tests' plans are large)
         .config("spark.driver.memory", "3g")
+        # narwhals' plans are large and each is run once: compiling them (whole-stage codegen)
+        # and re-planning them at run time (adaptive execution) cost more than they save here
+        .config("spark.sql.codegen.wholeStage", "false")
+        .config("spark.sql.adaptive.enabled", "false")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -158,16 +162,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the PySpark cases that a ``spark(cases=...)`` marker does not name."""
-    if config.getoption("--constructors") is not None:
-        return
+    """Leave out the PySpark cases that a ``spark(cases=...)`` marker does not name; send the
+    PySpark tests to one worker (``--dist loadgroup``): one JVM to start and warm up, not one
+    per worker."""
+    chosen = config.getoption("--constructors") is not None
     kept, dropped = [], []
     for item in items:
         marker = item.get_closest_marker("spark")
         callspec = getattr(item, "callspec", None)
         cases = marker.kwargs.get("cases") if marker is not None else None
         on_spark = callspec is not None and callspec.params.get("constructor") == SPARK
-        if on_spark and cases is not None and not any(c in callspec.id for c in cases):
+        if on_spark or "spark_session" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(SPARK))
+        if (
+            not chosen
+            and on_spark
+            and cases is not None
+            and not any(c in callspec.id for c in cases)
+        ):
             dropped.append(item)
         else:
             kept.append(item)
