@@ -161,10 +161,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("constructor", params, indirect=True)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the PySpark cases that a ``spark(cases=...)`` marker does not name; send the
-    PySpark tests to one worker (``--dist loadgroup``): one JVM to start and warm up, not one
-    per worker."""
+    """Leave out the PySpark cases that a ``spark(cases=...)`` marker does not name.
+
+    With ``-n``, the PySpark tests go to one worker (``--dist loadgroup``: one JVM to start
+    and warm up, not one per worker), and so do the tests of the documentation site (built
+    once); the fresh-venv installs start first.
+    """
     chosen = config.getoption("--constructors") is not None
     kept, dropped = [], []
     for item in items:
@@ -172,8 +176,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         cases = marker.kwargs.get("cases") if marker is not None else None
         on_spark = callspec is not None and callspec.params.get("constructor") == SPARK
-        if on_spark or "spark_session" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if on_spark or "spark_session" in fixtures:
             item.add_marker(pytest.mark.xdist_group(SPARK))
+        elif "site" in fixtures:
+            item.add_marker(pytest.mark.xdist_group("site"))
         if (
             not chosen
             and on_spark
@@ -185,7 +192,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             kept.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    # the longest single tests first, so that no worker starts one while the other runs out
+    # of work (the groups go first anyway, the largest first)
+    items[:] = sorted(kept, key=lambda item: item.get_closest_marker("installs") is None)
 
 
 def spark_frame(session: Any, df: pl.DataFrame) -> Any:

@@ -16,6 +16,16 @@ from frameaudit import datasets, explain, fair, repro
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def test_every_notebook_runs_into_a_page(site: Path) -> None:
+    """The site build executes each notebook (a failing cell fails the build): every one of
+    ``notebooks/`` is a page, with its cells' outputs."""
+    names = sorted(path.stem for path in (ROOT / "notebooks").glob("*.ipynb"))
+    for name in names:
+        page = (site / "notebooks" / name / "index.html").read_text()
+        assert f"executed from notebooks/{name}.ipynb" in page
+        assert "Traceback" not in page
+
+
 def test_site_builds_strictly(site: Path) -> None:
     performance = (site / "performance" / "index.html").read_text()
     assert "FairRankTune" in performance
