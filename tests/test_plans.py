@@ -54,23 +54,27 @@ def _messages(frame: nw.LazyFrame[Any], partition: list[str]) -> list[str | None
     return messages
 
 
-ENGINES = [pytest.param("duckdb"), pytest.param("spark", marks=pytest.mark.spark)]
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("partition", PARTITIONS.values(), ids=list(PARTITIONS))
-@pytest.mark.parametrize("rows", DISTINCT.values(), ids=list(DISTINCT))
-def test_engine_finds_the_repeats_polars_finds(
-    request: pytest.FixtureRequest,
-    engine: str,
-    rows: list[tuple[int, str, int, str]],
-    partition: list[str],
+def _same_messages(
+    native_of: Any, rows: list[tuple[int, str, int, str]], partition: list[str]
 ) -> None:
     schema = {"query": pl.Int64, "block": pl.String, "rank": pl.Int64, "item": pl.String}
     data = pl.DataFrame(rows, schema=schema, orient="row")
     expected = _messages(nw.from_native(data.lazy()), partition)
-    if engine == "spark":
-        native = request.getfixturevalue("spark_session").createDataFrame(data.to_arrow())
-    else:
-        native = duckdb.from_arrow(data.to_arrow())
-    assert _messages(nw.from_native(native), partition) == expected
+    assert _messages(nw.from_native(native_of(data.to_arrow())), partition) == expected
+
+
+@pytest.mark.parametrize("partition", PARTITIONS.values(), ids=list(PARTITIONS))
+@pytest.mark.parametrize("rows", DISTINCT.values(), ids=list(DISTINCT))
+def test_duckdb_finds_the_repeats_polars_finds(
+    rows: list[tuple[int, str, int, str]], partition: list[str]
+) -> None:
+    _same_messages(duckdb.from_arrow, rows, partition)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("partition", PARTITIONS.values(), ids=list(PARTITIONS))
+@pytest.mark.parametrize("rows", DISTINCT.values(), ids=list(DISTINCT))
+def test_spark_finds_the_repeats_polars_finds(
+    spark_session: Any, rows: list[tuple[int, str, int, str]], partition: list[str]
+) -> None:
+    _same_messages(spark_session.createDataFrame, rows, partition)
