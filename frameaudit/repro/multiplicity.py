@@ -96,6 +96,9 @@ _POS = "__fa_pos"
 _K = "__fa_k"
 _N = "__fa_n"
 _REF = "__fa_ref"
+_PREDICTIONS_ONLY = ("target", "score")
+"""The roles a metric of the predicted classes does without: a score, and a target (churn's win
+and loss read one when given; the others take none)."""
 RATE = "[0, 1]"
 
 
@@ -482,7 +485,7 @@ def churn(
     runs = _start(
         frame, "churn", columns, run=run, sample=sample, prediction=prediction, target=target,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
-        optional=("target", "score"),
+        optional=_PREDICTIONS_ONLY,
     )  # fmt: skip
     if order is not None:
         values = _paired_means(runs, _consecutive(runs, order), {c: c for c in columns})
@@ -675,7 +678,7 @@ def ambiguity(
     runs = _start(
         frame, "ambiguity", ["ambiguity"], run=run, sample=sample, prediction=prediction,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
-        optional=("target", "score"),
+        optional=_PREDICTIONS_ONLY,
     )  # fmt: skip
     per_sample = _per_sample(
         runs,
@@ -755,7 +758,7 @@ def discrepancy(
     runs = _start(
         frame, "discrepancy", ["discrepancy"], run=run, sample=sample, prediction=prediction,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
-        optional=("target", "score"),
+        optional=_PREDICTIONS_ONLY,
     )  # fmt: skip
     paired = _against_reference(runs, reference)
     differs = _pair_terms(win_loss=False)["churn"]
@@ -961,7 +964,7 @@ def self_consistency(
     runs = _start(
         frame, "self_consistency", columns, run=run, sample=sample, prediction=prediction,
         group=group, combo=combo, by=by, weight=weight, ci=ci, n_boot=n_boot, seed=seed,
-        optional=("target", "score"),
+        optional=_PREDICTIONS_ONLY,
     )  # fmt: skip
     counts = _class_counts(runs)
     agreement = _agreement()
