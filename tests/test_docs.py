@@ -20,6 +20,7 @@ def test_every_notebook_runs_into_a_page(site: Path) -> None:
     """The site build executes each notebook (a failing cell fails the build): every one of
     ``notebooks/`` is a page, with its cells' outputs."""
     names = sorted(path.stem for path in (ROOT / "notebooks").glob("*.ipynb"))
+    assert names  # the loop below cannot pass on no notebook
     for name in names:
         page = (site / "notebooks" / name / "index.html").read_text()
         assert f"executed from notebooks/{name}.ipynb" in page
