@@ -692,6 +692,33 @@ def test_intervals_are_the_same_bits_on_every_duckdb_run(family: str) -> None:
     assert_frame_equal(call(relation).pl(), first, check_exact=True)
 
 
+def test_a_duckdb_interval_reads_after_the_plan_is_collected() -> None:
+    """A DuckDB result with intervals is lazy, and its SQL reads small frames the plan put on
+    the connection (the replicate numbers, a group mapping): they stay alive while the
+    result does, however long after the call it is read."""
+    import gc
+
+    import duckdb
+
+    frame = fa.datasets.ranking_example()
+    items = frame.unique("item").select("item", pl.col("gender"))
+    options = {"ranking": "query", "item": "item", "ci": 0.9, "n_boot": 20, "seed": 0}
+    calls = {
+        "group": {"group": "gender"},
+        "mapping": {"group": "gender", "groups": dict(items.rows())},
+    }
+    relation = duckdb.connect().from_arrow(frame.drop("gender").to_arrow())
+    with_gender = _engine_frame("duckdb", frame)
+    results = {
+        name: fa.fair.exp(with_gender if "groups" not in kw else relation, **kw, **options)
+        for name, kw in calls.items()
+    }
+    gc.collect()
+    for name, kw in calls.items():
+        expected = fa.fair.exp(frame.drop("gender") if "groups" in kw else frame, **kw, **options)
+        assert_frame_equal(results[name].pl(), expected, check_exact=True)
+
+
 @pytest.mark.parametrize("builder", ["ranking", "clustering", "repro", "explain"])
 def test_a_report_on_a_duckdb_connection_of_its_own(builder: str) -> None:
     """A relation of another connection than DuckDB's default, intervals included (several

@@ -405,7 +405,7 @@ def from_engine(
             result = guarded(result, checks)
         lazy = sorted_by(result, sort_by).to_native()
         if replicates and result.implementation is nw.Implementation.DUCKDB:
-            return materialized_shared(lazy)
+            return materialized_shared(lazy, source.frame.to_native())
         return lazy
 
     native: pl.LazyFrame = result.to_native()

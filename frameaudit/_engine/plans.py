@@ -31,6 +31,7 @@ import collections
 import functools
 import operator
 import re
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,7 +81,7 @@ def cached(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
 _SHARED_CTE = re.compile(r'"(__duckdb_s\d+)" AS NOT MATERIALIZED \(')
 
 
-def materialized_shared(relation: Any) -> Any:
+def materialized_shared(relation: Any, anchor: Any) -> Any:
     """A DuckDB ``relation`` whose subqueries read more than once are computed once.
 
     DuckDB writes a relation as SQL with a ``NOT MATERIALIZED`` common table expression per
@@ -91,6 +92,14 @@ def materialized_shared(relation: Any) -> Any:
     connection, still lazy (nothing runs until the result is read). Used for plans with
     replicates only: a materialized expression holds its rows, which a plan without a
     bootstrap (the large-input path) streams instead.
+
+    The SQL runs through ``anchor.query``: ``anchor`` is a relation of the same connection
+    with few steps (the caller's frame). DuckDB's ``query`` puts a name in the catalog for the
+    length of the call, after which DuckDB binds every step of the relation it was called on
+    again, about a millisecond each: from the plan's own relation (about 250 steps for a
+    bootstrap) that was a quarter of EXP's call with ``ci=``. The rewritten SQL reads the
+    plan's steps by their text, so the plan's relation is kept alive as long as the result
+    (:data:`_KEPT`): it holds the small frames the plan put on the connection.
     """
     sql = relation.sql_query()
     references = collections.Counter(re.findall(r'"(__duckdb_s\d+)"', sql))
@@ -101,7 +110,13 @@ def materialized_shared(relation: Any) -> Any:
         sql = sql.replace(f'"{name}" AS NOT MATERIALIZED (', f'"{name}" AS MATERIALIZED (')
     # renamed: the query's own relation is written with DuckDB's names too
     sql = re.sub(r'"__duckdb_s(\d+)"', r'"__fa_step\1"', sql)
-    return relation.query("__frameaudit_result", sql)
+    result = anchor.query("__frameaudit_result", sql)
+    _KEPT[result] = relation
+    return result
+
+
+_KEPT: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""A rewritten DuckDB result → the relation it was written from, alive while the result is."""
 
 
 def count_distinct(
