@@ -37,9 +37,9 @@ from frameaudit._engine.convert import Source, frame_from_columns, from_engine, 
 from frameaudit._engine.plans import count_distinct, exact_sums
 from frameaudit._engine.resample import (
     REPLICATE,
+    SINGLE,
     UNDEFINED,
     Bootstrap,
-    DistinctSizes,
     Resampling,
     distinct_sizes,
     interval,
@@ -120,33 +120,6 @@ class Estimation:
             return exact_sums(frame, [*self.partition, *keys], sums)
         return self.resampling.summed(frame, self.partition, keys, sums, normalised=normalised)
 
-    def distinct(
-        self,
-        rows: nw.LazyFrame[Any],
-        keys: Sequence[str],
-        *,
-        item: str,
-        numerator: str,
-        name: str,
-    ) -> DistinctSizes | None:
-        """With a bootstrap, the distinct ``item`` s per (partition, keys) and their replicates.
-
-        ``rows`` hold one row per (unit, item) at most and the ``numerator`` that the
-        replicates sum; the replicates' sizes are a linearisation (:class:`DistinctSizes`).
-        None without a bootstrap: :meth:`sized` then counts the items.
-        """
-        if self.resampling is None:
-            return None
-        return distinct_sizes(
-            rows,
-            self.partition,
-            keys,
-            item=item,
-            units=self.units,
-            numerator=numerator,
-            name=name,
-        )
-
     def sized(
         self,
         sums: nw.LazyFrame[Any],
@@ -155,17 +128,47 @@ class Estimation:
         *,
         item: str,
         name: str,
-        distinct: DistinctSizes | None,
     ) -> nw.LazyFrame[Any]:
         """``sums`` (per estimate and ``keys``) with the distinct ``item`` s of ``rows``: ``name``.
 
-        In a bootstrap replicate, the linearisation ``distinct`` (from :meth:`distinct`, whose
-        columns ``sums`` then hold).
+        The data's sizes, in every replicate too: the sizes a per-group output shows where the
+        value does not divide by them (:meth:`summed_sized` for one that does).
         """
-        if distinct is not None:
-            return distinct.sized(sums, name)
         cell = [*self.partition, *keys]
         return sums.join(count_distinct(rows, cell, {item: name}), on=cell, how="left")
+
+    def summed_sized(
+        self,
+        rows: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        sums: Sequence[str],
+        *,
+        item: str,
+        numerator: str,
+        name: str,
+        normalised: bool = False,
+    ) -> nw.LazyFrame[Any]:
+        """:meth:`summed`, with the distinct ``item`` s per (estimate, ``keys``) as ``name``.
+
+        ``rows`` hold one row per (unit, item) at most and the ``numerator`` that the
+        replicates sum. In a bootstrap replicate the size is a linearisation
+        (:class:`~frameaudit._engine.resample.DistinctSizes`), whose terms are summed in the
+        same pass over the draws as ``sums``.
+        """
+        if self.resampling is None:
+            summed = self.summed(rows, keys, sums, normalised=normalised)
+            return self.sized(summed, rows, keys, item=item, name=name)
+        distinct = distinct_sizes(
+            rows,
+            self.partition,
+            keys,
+            item=item,
+            units=self.units,
+            numerator=numerator,
+            name=name,
+        )
+        summed = self.summed(distinct.rows, keys, [*sums, SINGLE], normalised=normalised)
+        return distinct.sized(summed, name)
 
     def grid(self, seen: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
         """Every estimate: the partitions of ``seen`` (with a bootstrap, × the replicates).

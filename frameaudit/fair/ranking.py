@@ -44,24 +44,19 @@ from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     COMBO,
     COMBOS,
-    SINGLE,
     Bootstrap,
     Combo,
     Combos,
-    DistinctSizes,
     Estimation,
     Source,
     align,
     cached,
-    combined,
     count_distinct,
     estimation,
     exact_sums,
     frame_from_columns,
-    from_engine,
     interval_outputs,
     is_frame,
-    long_form,
     order_marks,
     order_within,
     per_order,
@@ -475,33 +470,18 @@ def _over_units(
     return prep.estimation.summed(frame, keys, sums, normalised=True)
 
 
-def _distinct(prep: _Prepared, rows: nw.LazyFrame[Any]) -> DistinctSizes | None:
-    """With a bootstrap, the distinct-item sizes and their replicate values (else None).
-
-    ``rows`` are the frame's rows with the numerator ``_NUM`` the replicates sum.
-    """
-    if prep.size != "items" or prep.mapping is not None:
-        return None
-    assert prep.item is not None
-    return prep.estimation.distinct(rows, prep.groups, item=prep.item, numerator=_NUM, name=_SIZE)
-
-
-def _with_sizes(
-    prep: _Prepared, sums: nw.LazyFrame[Any], distinct: DistinctSizes | None
-) -> nw.LazyFrame[Any]:
+def _with_sizes(prep: _Prepared, sums: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     """``sums`` (per estimate and group, with the weighted row count ``_ROWS``) with n_g.
 
     n_g is the mapping's (joined by :func:`_per_group`), else the distinct items
-    (``size="items"``; in a bootstrap replicate, the linearisation of ``distinct``, whose
-    ``SINGLE`` column ``sums`` then holds), else the (weighted) rows.
+    (``size="items"``), else the (weighted) rows: the data's, in every replicate too, for
+    the values that do not divide by them (:func:`_pooled_metric` sums a replicate's own).
     """
     if prep.mapping is not None:
         return sums
     if prep.size == "items":
         assert prep.item is not None
-        return prep.estimation.sized(
-            sums, prep.frame, prep.groups, item=prep.item, name=_SIZE, distinct=distinct
-        )
+        return prep.estimation.sized(sums, prep.frame, prep.groups, item=prep.item, name=_SIZE)
     return sums.with_columns(nw.col(_ROWS).alias(_SIZE))
 
 
@@ -636,20 +616,14 @@ def combine(
         frame_name="per_group",
     )
     by_names = bound.columns["by"]
-    partition = by_names or [WHOLE]
-    combos = [combo] if isinstance(combo, str) else list(combo)
-    table = combined(partitioned(bound.source.frame, by_names), partition, metric, combos)
-    keys = by_names
-    if isinstance(combo, str):
-        table = table.rename({combo: metric})
-    else:
-        table = long_form(table, partition, combos, bound.source, name=COMBO, picks={metric: str})
-        keys = [*by_names, COMBO]
+    per_group = partitioned(bound.source.frame, by_names)
     checks = [
         validate.non_empty(bound.source.frame, "combine"),
         validate.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
     ]
-    return from_engine(table.select(*keys, metric), bound.source, sort_by=keys, checks=checks)
+    # the combos of each partition's rows, whatever their groups: a partition is one estimate
+    per_group, estimated = estimation(per_group, bound.source, by=by_names, units=[], counted=UNITS)
+    return estimated.grouped(per_group, [], [metric], combo, checks=checks)
 
 
 def _pooled_metric(
@@ -702,15 +676,22 @@ def _pooled_metric(
         columns[_DEN] = nw.col(values["relevance"]).cast(nw.Float64) * weighted
     sized = denominator == "size" or combo is None
     rows = prep.frame.with_columns(*(expr.alias(name) for name, expr in columns.items()))
-    # a replicate's sizes, where V_g divides by them, are summed with the other sums (one
-    # pass over the draws); elsewhere the output shows the data's sizes only
-    distinct = _distinct(prep, rows) if denominator == "size" else None
-    if distinct is not None:
-        rows = distinct.rows
-    summed = [*columns, *([SINGLE] if distinct is not None else [])]
-    sums = _over_units(prep, rows, prep.groups, summed)
-    if sized:
-        sums = _with_sizes(prep, sums, distinct)
+    if denominator == "size" and prep.size == "items" and prep.mapping is None:
+        # V_g divides by the distinct items: a replicate's own (summed in the same pass)
+        assert prep.item is not None
+        sums = prep.estimation.summed_sized(
+            rows,
+            prep.groups,
+            list(columns),
+            item=prep.item,
+            numerator=_NUM,
+            name=_SIZE,
+            normalised=True,
+        )
+    else:
+        sums = _over_units(prep, rows, prep.groups, list(columns))
+        if sized:
+            sums = _with_sizes(prep, sums)
     return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
 
 
@@ -1248,7 +1229,7 @@ def arp(
     sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
     if combo is None:
         # the replicates' sizes are not shown (ARP's V_g does not divide by them)
-        sums = _with_sizes(prep, sums, None)
+        sums = _with_sizes(prep, sums)
     return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
 
 
