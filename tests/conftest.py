@@ -20,6 +20,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 import pytest
 from hypothesis import settings
+from venvs import fresh
 
 from frameaudit.exceptions import frameaudit_errors
 
@@ -100,17 +101,36 @@ def spark_session() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The documentation site, built once (``mkdocs build --strict``: a warning fails it)."""
-    out = tmp_path_factory.mktemp("site")
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The documentation site, built once (``mkdocs build --strict``: a warning fails it).
+
+    Where the run holds the docs extra's install test (CI's does), by a fresh venv with that
+    extra, as the README documents it: the one build is that test's and the documentation
+    tests' (a second build cost a minute). Else by this environment. The interpreter that
+    built it is in the file ``built-by`` beside the site.
+    """
+    folder = tmp_path_factory.mktemp("site")
+    python = Path(sys.executable)
+    environment = None
+    if any(
+        item.get_closest_marker("installs") and "site" in getattr(item, "fixturenames", ())
+        for item in request.session.items
+    ):
+        bin_dir = fresh(folder, "docs")
+        python = bin_dir / "python"
+        environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+        environment.pop("PYTHONPATH", None)
+    out = folder / "site"
     result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        [str(python), "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         text=True,
         check=False,
+        env=environment,
     )
     assert result.returncode == 0, result.stderr[-4000:]
+    (folder / "built-by").write_text(str(python))
     return out
 
 

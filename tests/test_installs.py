@@ -9,52 +9,22 @@ part of the default run, as CI must check them; deselect locally with ``-m "not 
 from __future__ import annotations
 
 import html as html_module
-import os
-import subprocess
-import venv
+import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from venvs import fresh, run
 
 pytestmark = pytest.mark.installs
 
 
-def _fresh(tmp_path: Path, extra: str = "") -> Path:
-    """A new venv with frameaudit installed from this checkout; its bin folder."""
-    venv.create(tmp_path / "venv", with_pip=True)
-    bin_dir = tmp_path / "venv" / ("Scripts" if os.name == "nt" else "bin")
-    target = f"{ROOT}[{extra}]" if extra else str(ROOT)
-    subprocess.run(
-        [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "-e", target],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return bin_dir
-
-
-def _run(bin_dir: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    environment.pop("PYTHONPATH", None)
-    return subprocess.run(
-        [str(bin_dir / argv[0]), *argv[1:]],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environment,
-        check=False,
-    )
-
-
 def test_the_base_install_runs_the_demo_and_writes_html(tmp_path: Path) -> None:
-    bin_dir = _fresh(tmp_path)
-    demo = _run(bin_dir, "frameaudit", "demo", cwd=tmp_path)
+    bin_dir = fresh(tmp_path)
+    demo = run(bin_dir, "frameaudit", "demo", cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
     assert "Fair-ranking report" in demo.stdout
     page = tmp_path / "demo.html"
-    html = _run(
+    html = run(
         bin_dir, "frameaudit", "demo", "--format", "html", "--output", str(page), cwd=tmp_path
     )
     assert html.returncode == 0, html.stderr
@@ -62,14 +32,15 @@ def test_the_base_install_runs_the_demo_and_writes_html(tmp_path: Path) -> None:
     note = "No charts: charts need the report extra: pip install 'frameaudit[report]'"
     assert html_module.escape(note) in text
     assert "<h2>Worst first</h2>" in text
-    probe = _run(bin_dir, "python", "-c", "import altair", cwd=tmp_path)
+    probe = run(bin_dir, "python", "-c", "import altair", cwd=tmp_path)
     assert probe.returncode != 0  # the base install really has no charts
 
 
-def test_the_docs_extra_builds_the_site(tmp_path: Path) -> None:
-    bin_dir = _fresh(tmp_path, "docs")
-    site = tmp_path / "site"
-    build = _run(bin_dir, "mkdocs", "build", "--strict", "--site-dir", str(site), cwd=ROOT)
-    assert build.returncode == 0, build.stderr[-3000:]
+def test_the_docs_extra_builds_the_site(site: Path) -> None:
+    """The ``site`` fixture (conftest) builds the site with a fresh venv's ``mkdocs`` when this
+    test runs: the one build serves the documentation's tests too."""
+    builder = Path((site.parent / "built-by").read_text())
+    assert builder.parent.parent.name == "venv", builder
+    assert builder.parent.parent != Path(sys.prefix)
     assert (site / "index.html").is_file()
     assert (site / "notebooks" / "fair_ranking" / "index.html").is_file()

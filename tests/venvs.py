@@ -1,0 +1,38 @@
+"""Fresh virtual environments with frameaudit installed from this checkout, as a new user's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fresh(folder: Path, extra: str = "") -> Path:
+    """A new venv in ``folder``, with ``pip install -e .[extra]`` of this checkout: its bin."""
+    venv.create(folder / "venv", with_pip=True)
+    bin_dir = folder / "venv" / ("Scripts" if os.name == "nt" else "bin")
+    target = f"{ROOT}[{extra}]" if extra else str(ROOT)
+    subprocess.run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "-e", target],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return bin_dir
+
+
+def run(bin_dir: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``argv`` run with the venv's commands first on the PATH, and none of this one's imports."""
+    environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    environment.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [str(bin_dir / argv[0]), *argv[1:]],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+    )
