@@ -89,9 +89,13 @@ def spark_session() -> Iterator[Any]:
         # one session serves a worker's whole run; the default 1 GiB heap ran out in a hash
         # aggregation late in a full run (the bootstrap tests' plans are large)
         .config("spark.driver.memory", "3g")
-        # narwhals' plans are large and each is run once: compiling them (whole-stage codegen)
-        # and re-planning them at run time (adaptive execution) cost more than they save here
+        # narwhals' plans are large and each is run once on a few rows: compiling them (whole-
+        # stage codegen, and each expression's generated code: the factory mode) and
+        # re-planning them at run time (adaptive execution) cost more than they save here.
+        # Interpreted expressions are what codegen falls back to; 10 Spark tests took 120-129 s
+        # with them, against 145-150 s compiled
         .config("spark.sql.codegen.wholeStage", "false")
+        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
         .config("spark.sql.adaptive.enabled", "false")
         .getOrCreate()
     )
