@@ -31,7 +31,7 @@ import numpy as np, polars as pl, duckdb
 import frameaudit as fa
 from frameaudit._engine import convert
 if {inlined}:
-    convert.materialized_shared = lambda relation: relation
+    convert.materialized_shared = lambda relation, anchor: relation
 rng = np.random.default_rng(0)
 {data}
 """
