@@ -616,14 +616,14 @@ def combine(
         frame_name="per_group",
     )
     by_names = bound.columns["by"]
-    per_group = partitioned(bound.source.frame, by_names)
+    values = partitioned(bound.source.frame, by_names)
     checks = [
         validate.non_empty(bound.source.frame, "combine"),
         validate.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
     ]
     # the combos of each partition's rows, whatever their groups: a partition is one estimate
-    per_group, estimated = estimation(per_group, bound.source, by=by_names, units=[], counted=UNITS)
-    return estimated.grouped(per_group, [], [metric], combo, checks=checks)
+    values, estimated = estimation(values, bound.source, by=by_names, units=[], counted=UNITS)
+    return estimated.grouped(values, [], [metric], combo, checks=checks)
 
 
 def _pooled_metric(
