@@ -20,7 +20,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 import pytest
 from hypothesis import settings
-from venvs import fresh
+from venvs import environment, fresh
 
 from frameaudit.exceptions import frameaudit_errors
 
@@ -115,15 +115,14 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     """
     folder = tmp_path_factory.mktemp("site")
     python = Path(sys.executable)
-    environment = None
+    variables = None
     if any(
         item.get_closest_marker("installs") and "site" in getattr(item, "fixturenames", ())
         for item in request.session.items
     ):
         bin_dir = fresh(folder, "docs")
         python = bin_dir / "python"
-        environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-        environment.pop("PYTHONPATH", None)
+        variables = environment(bin_dir)
     out = folder / "site"
     result = subprocess.run(
         [str(python), "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -131,7 +130,7 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         capture_output=True,
         text=True,
         check=False,
-        env=environment,
+        env=variables,
     )
     assert result.returncode == 0, result.stderr[-4000:]
     (folder / "built-by").write_text(str(python))

@@ -702,21 +702,20 @@ def test_a_duckdb_interval_reads_after_the_plan_is_collected() -> None:
 
     frame = fa.datasets.ranking_example()
     items = frame.unique("item").select("item", pl.col("gender"))
-    options = {"ranking": "query", "item": "item", "ci": 0.9, "n_boot": 20, "seed": 0}
-    calls = {
-        "group": {"group": "gender"},
-        "mapping": {"group": "gender", "groups": dict(items.rows())},
-    }
-    relation = duckdb.connect().from_arrow(frame.drop("gender").to_arrow())
-    with_gender = _engine_frame("duckdb", frame)
-    results = {
-        name: fa.fair.exp(with_gender if "groups" not in kw else relation, **kw, **options)
-        for name, kw in calls.items()
-    }
+    options = {"group": "gender", "ranking": "query", "item": "item", "ci": 0.9, "n_boot": 20}
+    mapped = frame.drop("gender")  # the groups come from the mapping
+    calls = [  # (the frame, the mapping)
+        (frame, None),
+        (mapped, dict(items.rows())),
+    ]
+    results = [
+        fa.fair.exp(duckdb.connect().from_arrow(data.to_arrow()), groups=groups, **options)
+        for data, groups in calls
+    ]
     gc.collect()
-    for name, kw in calls.items():
-        expected = fa.fair.exp(frame.drop("gender") if "groups" in kw else frame, **kw, **options)
-        assert_frame_equal(results[name].pl(), expected, check_exact=True)
+    for (data, groups), result in zip(calls, results, strict=True):
+        expected = fa.fair.exp(data, groups=groups, **options)
+        assert_frame_equal(result.pl(), expected, check_exact=True)
 
 
 @pytest.mark.parametrize("builder", ["ranking", "clustering", "repro", "explain"])

@@ -24,15 +24,21 @@ def fresh(folder: Path, extra: str = "") -> Path:
     return bin_dir
 
 
+def environment(bin_dir: Path) -> dict[str, str]:
+    """This process's environment with the venv's commands first on the PATH, and none of
+    this one's imports."""
+    variables = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    variables.pop("PYTHONPATH", None)
+    return variables
+
+
 def run(bin_dir: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``argv`` run with the venv's commands first on the PATH, and none of this one's imports."""
-    environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    environment.pop("PYTHONPATH", None)
+    """``argv`` run with the venv's commands (:func:`environment`)."""
     return subprocess.run(
         [str(bin_dir / argv[0]), *argv[1:]],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=environment,
+        env=environment(bin_dir),
         check=False,
     )
