@@ -1,17 +1,20 @@
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 from collections.abc import Callable
 from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 import pytest
 from conftest import to_polars
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
 from frameaudit import UnsupportedBackendError, datasets
+from frameaudit._engine import frame_from_columns, to_engine
 from frameaudit._engine.checks import Check
 
 
@@ -106,6 +109,41 @@ def test_duckdb_relation_on_its_own_connection(
     finally:
         connection.close()
     assert_frame_equal(result, call(data), check_exact=False, check_dtypes=False)
+
+
+# Small frames built from Python values on DuckDB: as constants (integers, text, booleans, up to
+# 64 KiB) or through a query that reads an Arrow table (anything else); both give the values back.
+SMALL_FRAMES: dict[str, dict[str, list[Any]]] = {
+    "constants": {
+        "int": [2**62, None, -(2**63), 0],
+        "small int": [1, 2, None, 3],
+        "text": ["it's", 'a "quoted" \\n', None, "é🙂"],
+        "bool": [True, None, False, True],
+    },
+    "no rows": {"int": [], "text": []},
+    "floats": {"x": [1.5, float("nan"), float("-inf"), None]},
+    "dates": {"day": [dt.date(2026, 1, 1), None]},
+    "large": {"text": [f"item {i:06d}" for i in range(6_000)]},
+}
+
+
+@pytest.mark.parametrize("name", list(SMALL_FRAMES))
+def test_a_small_frame_on_duckdb_holds_its_values(name: str) -> None:
+    columns = SMALL_FRAMES[name]
+    expected = pa.table(columns)
+    connection = duckdb.connect()
+    try:
+        data = connection.from_arrow(pa.table({"a": [1, 2]}))
+        like = to_engine(data, {"a": "a"})
+        built = frame_from_columns(columns, like, parameter="p").to_native().arrow()
+        result = built.read_all() if isinstance(built, pa.RecordBatchReader) else built
+    finally:
+        connection.close()
+    assert result.schema == expected.schema
+    # NaN compares unequal to itself: compared as their text, which keeps NaN, nulls and signs
+    assert [c.cast(pa.string()).to_pylist() for c in result.columns] == [
+        c.cast(pa.string()).to_pylist() for c in expected.columns
+    ]
 
 
 # A dict parameter becomes a small frame in the data's engine: each of its columns must hold

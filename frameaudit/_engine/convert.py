@@ -355,11 +355,42 @@ def _on_connection_of(relation: Any, table: pa.Table) -> Any:
     """``table`` as a DuckDB relation on ``relation``'s connection.
 
     DuckDB combines only relations of one connection, and a relation does not say which one it
-    belongs to; a query run from the relation runs on its connection, and DuckDB finds
-    ``table`` there by its Python name (a replacement scan), holding it in the relation.
+    belongs to. A small table of integers, text and booleans (the combos' names, the bootstrap's
+    replicate numbers, most mappings given as dicts) becomes lists of constants unnested in a
+    step read from ``relation``'s empty top: nothing is put on the connection. Any other table
+    is read by a query run from the relation, which finds it by its Python name (a replacement
+    scan) and holds it; but the query puts a name in the catalog for the length of the call,
+    after which DuckDB binds again every step built before it (about a millisecond each; a
+    ranking report with intervals built 54 such tables). Floats take that path too: DuckDB
+    1.1 reads a NaN among the constants as a null.
     """
+    types = [_CONSTANT_TYPES.get(field.type) for field in table.schema]
+    if table.nbytes <= _CONSTANT_BYTES and all(types):
+        import duckdb  # noqa: PLC0415 (an optional engine)
+
+        lists = [
+            duckdb.FunctionExpression(
+                "unnest",
+                duckdb.ConstantExpression(table.column(i).to_pylist()).cast(
+                    duckdb.sqltype(f"{sql_type}[]")
+                ),
+            ).alias(name)
+            for i, (name, sql_type) in enumerate(zip(table.column_names, types, strict=True))
+        ]
+        return relation.limit(0).aggregate("count(*)").select(*lists)
     __frameaudit_table = table  # read by the query below, by its name
     return relation.query("__frameaudit_data", "SELECT * FROM __frameaudit_table")
+
+
+_CONSTANT_TYPES = {
+    pa.int64(): "BIGINT",
+    pa.string(): "VARCHAR",
+    pa.large_string(): "VARCHAR",
+    pa.bool_(): "BOOLEAN",
+}
+"""The Arrow types a small table may have to be written as constants (:func:`_on_connection_of`)."""
+_CONSTANT_BYTES = 64 * 1024
+"""The largest table written as constants: each bind of its step renders them as SQL text."""
 
 
 def align(
