@@ -120,7 +120,6 @@ SMALL_FRAMES: dict[str, dict[str, list[Any]]] = {
         "text": ["it's", 'a "quoted" \\n', None, "é🙂"],
         "bool": [True, None, False, True],
     },
-    "no rows": {"int": [], "text": []},
     "floats": {"x": [1.5, float("nan"), float("-inf"), None]},
     "dates": {"day": [dt.date(2026, 1, 1), None]},
     "large": {"text": [f"item {i:06d}" for i in range(6_000)]},

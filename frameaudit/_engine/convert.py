@@ -362,7 +362,7 @@ def _on_connection_of(relation: Any, table: pa.Table) -> Any:
     scan) and holds it; but the query puts a name in the catalog for the length of the call,
     after which DuckDB binds again every step built before it (about a millisecond each; a
     ranking report with intervals built 54 such tables). Floats take that path too: DuckDB
-    1.1 reads a NaN among the constants as a null.
+    1.x reads a NaN among the constants as a null (seen on 1.1.3 and 1.3.2).
     """
     types = [_CONSTANT_TYPES.get(field.type) for field in table.schema]
     if table.nbytes <= _CONSTANT_BYTES and all(types):
