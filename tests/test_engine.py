@@ -14,7 +14,7 @@ from polars.testing import assert_frame_equal
 
 import frameaudit as fa
 from frameaudit import UnsupportedBackendError, datasets
-from frameaudit._engine import frame_from_columns, to_engine
+from frameaudit._engine import to_engine
 from frameaudit._engine.checks import Check
 
 
@@ -134,7 +134,7 @@ def test_a_small_frame_on_duckdb_holds_its_values(name: str) -> None:
     try:
         data = connection.from_arrow(pa.table({"a": [1, 2]}))
         like = to_engine(data, {"a": "a"})
-        built = frame_from_columns(columns, like, parameter="p").to_native().arrow()
+        built = like.frame_from_columns(columns, parameter="p").to_native().arrow()
         result = built.read_all() if isinstance(built, pa.RecordBatchReader) else built
     finally:
         connection.close()

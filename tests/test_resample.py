@@ -18,7 +18,7 @@ from frameaudit._engine import (
     REPLICATE,
     SIDE,
     Bootstrap,
-    estimation,
+    Estimator,
     paired_difference,
     paired_replicates,
     to_engine,
@@ -130,15 +130,8 @@ def test_the_interval_is_numpys_linear_percentiles(level: float) -> None:
 def _replicate_sums(frame: pl.DataFrame, paired: tuple[str, ...]) -> pl.DataFrame:
     """The sums of ``x`` per (system, replicate), each ranking drawn by the bootstrap."""
     source = to_engine(frame, {c: c for c in frame.columns})
-    bootstrap = Bootstrap(0.9, 40, 7, paired=paired)
-    rows, estimated = estimation(
-        source.frame,
-        source,
-        by=["system"],
-        units=["ranking"],
-        counted="rankings",
-        bootstrap=bootstrap,
-    )
+    estimator = Estimator("rankings", Bootstrap(0.9, 40, 7, paired=paired))
+    rows, estimated = estimator.over(source.frame, source, by=["system"], units=["ranking"])
     summed = estimated.summed(rows, [], ["x"]).collect().to_native()
     return summed.sort("system", REPLICATE)
 

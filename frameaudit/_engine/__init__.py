@@ -4,8 +4,8 @@ The metric families hold definitions written in narwhals (roles, checks, formula
 that depends on the frame library that runs them lives here, so that a family reads the same
 on every engine:
 
-* :mod:`~frameaudit._engine.convert`: frames in (:func:`to_engine`, :func:`align`, small frames
-  from Python values) and results out (:func:`from_engine`, same kind out as in), and the
+* :mod:`~frameaudit._engine.convert`: frames in (:func:`to_engine`, :meth:`Source.align`, small
+  frames from Python values) and results out (:func:`from_engine`, same kind out as in), and the
   refusal of what Dask cannot run;
 * :mod:`~frameaudit._engine.checks`: what a value check is, and running the checks of a call
   inside its result's plan (DuckDB and Spark raise through their raise-an-error functions);
@@ -34,9 +34,7 @@ from frameaudit._engine.convert import (
     Kind,
     PolarsExpr,
     Source,
-    align,
     expressions,
-    frame_from_columns,
     from_engine,
     is_bool,
     is_frame,
@@ -44,7 +42,7 @@ from frameaudit._engine.convert import (
     schema_names,
     to_engine,
 )
-from frameaudit._engine.estimate import Estimation, estimation, interval_outputs
+from frameaudit._engine.estimate import Estimation, Estimator
 from frameaudit._engine.kernels import (
     NEIGHBOURS,
     group_silhouettes,
@@ -82,7 +80,6 @@ from frameaudit._engine.resample import (
     interval,
     paired_difference,
     paired_replicates,
-    requested_bootstrap,
     resampling,
 )
 
@@ -102,6 +99,7 @@ __all__ = [
     "Combos",
     "Diagnosis",
     "Estimation",
+    "Estimator",
     "FastPlan",
     "Kind",
     "PolarsExpr",
@@ -110,21 +108,17 @@ __all__ = [
     "Rule",
     "Source",
     "agreement_screen",
-    "align",
     "cached",
     "combined",
     "count_distinct",
     "distinct_sizes",
-    "estimation",
     "exact_means",
     "exact_sums",
     "expressions",
     "first_failed",
-    "frame_from_columns",
     "from_engine",
     "group_silhouettes",
     "interval",
-    "interval_outputs",
     "is_bool",
     "is_frame",
     "long_form",
@@ -138,7 +132,6 @@ __all__ = [
     "per_order",
     "proven_or_exact",
     "repeats_within",
-    "requested_bootstrap",
     "require_kernel_engine",
     "resampling",
     "run_kernel",

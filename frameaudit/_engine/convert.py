@@ -8,8 +8,8 @@ other lazy backends narwhals knows run natively and come back lazy, with the val
 their plans (they raise when the result is computed).
 
 A second frame (a mapping, centroids, an overall ranking) joins the data's engine through
-:func:`align`, and small frames the families build from Python values through
-:func:`frame_from_columns`, so that the families never name a frame library. The refusal of
+:meth:`Source.align`, and small frames the families build from Python values through
+:meth:`Source.frame_from_columns`, so that the families never name a frame library. The refusal of
 metrics that Dask cannot run is here too (:meth:`Source.refuse_dask`), worded once.
 """
 
@@ -49,9 +49,7 @@ __all__ = [
     "Kind",
     "PolarsExpr",
     "Source",
-    "align",
     "expressions",
-    "frame_from_columns",
     "from_engine",
     "is_bool",
     "is_frame",
@@ -128,6 +126,52 @@ class Source:
         self.refuse_dask(
             metric, "it needs windows ordered by position, which Dask cannot evaluate lazily"
         )
+
+    def align(
+        self, other: Any, columns: Mapping[str, str], *, frame_name: str
+    ) -> nw.LazyFrame[Any]:
+        """Bring a second frame (a mapping, centroids, an overall ranking) into this engine."""
+        source = to_engine(other, columns, frame_name=frame_name)
+        if source.kind.on_polars and self.kind.on_polars:
+            return source.frame
+        same_engine = source.implementation == self.implementation
+        if same_engine and source.implementation is not nw.Implementation.DUCKDB:
+            return source.frame
+        if source.kind.on_polars or same_engine:
+            # a small frame (a mapping, centroids, an overall ranking); DuckDB joins only
+            # relations of one connection, so it is rebuilt on the data's
+            table = source.frame.collect().to_arrow()
+            return _lazy_from_arrow(table, self)
+        msg = (
+            f"{frame_name}: a {source.implementation} frame cannot be combined with a "
+            f"{self.implementation} frame; pass it as an in-memory frame (Polars, pandas, "
+            "pyarrow) or a dict"
+        )
+        raise UnsupportedBackendError(msg)
+
+    def frame_from_columns(
+        self, columns: Mapping[str, Sequence[Any]], *, parameter: str
+    ) -> nw.LazyFrame[Any]:
+        """A small frame built from Python values (a dict the caller passed), in this engine.
+
+        ``columns`` maps each column name to its values; ``parameter`` names the caller's
+        argument for the errors: the values of a column must be of one type (None is a missing
+        value), as a column's are.
+        """
+        try:
+            table = pa.table({name: list(values) for name, values in columns.items()})
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
+            for name, values in columns.items():
+                found = sorted({type(value).__name__ for value in values if value is not None})
+                if len(found) > 1:
+                    msg = (
+                        f"{parameter}=: the values of {name!r} must all be of one type, found "
+                        f"{', '.join(found)}"
+                    )
+                    raise InvalidParameterError(msg) from None
+            msg = f"{parameter}=: its values cannot form typed columns ({error})"
+            raise InvalidParameterError(msg) from None
+        return _lazy_from_arrow(table, self)
 
 
 def schema_names(frame: Any) -> list[str]:
@@ -311,7 +355,7 @@ def long_form(
     unpivot (narwhals writes DuckDB's on the default connection, which cannot read a relation
     of another).
     """
-    names = frame_from_columns({name: list(columns)}, like, parameter=name)
+    names = like.frame_from_columns({name: list(columns)}, parameter=name)
     label = nw.col(name)
 
     def pick(output: str, column_of: Callable[[str], str]) -> nw.Expr:
@@ -324,31 +368,6 @@ def long_form(
     return frame.join(names, how="cross").select(
         *keys, name, *(pick(output, column_of) for output, column_of in picks.items())
     )
-
-
-def frame_from_columns(
-    columns: Mapping[str, Sequence[Any]], like: Source, *, parameter: str
-) -> nw.LazyFrame[Any]:
-    """A small frame built from Python values (a dict the caller passed), in ``like``'s engine.
-
-    ``columns`` maps each column name to its values; ``parameter`` names the caller's argument
-    for the errors: the values of a column must be of one type (None is a missing value), as
-    a column's are.
-    """
-    try:
-        table = pa.table({name: list(values) for name, values in columns.items()})
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
-        for name, values in columns.items():
-            found = sorted({type(value).__name__ for value in values if value is not None})
-            if len(found) > 1:
-                msg = (
-                    f"{parameter}=: the values of {name!r} must all be of one type, found "
-                    f"{', '.join(found)}"
-                )
-                raise InvalidParameterError(msg) from None
-        msg = f"{parameter}=: its values cannot form typed columns ({error})"
-        raise InvalidParameterError(msg) from None
-    return _lazy_from_arrow(table, like)
 
 
 def _on_connection_of(relation: Any, table: pa.Table) -> Any:
@@ -391,29 +410,6 @@ _CONSTANT_TYPES = {
 """The Arrow types a small table may have to be written as constants (:func:`_on_connection_of`)."""
 _CONSTANT_BYTES = 64 * 1024
 """The largest table written as constants: each bind of its step renders them as SQL text."""
-
-
-def align(
-    other: Any, like: Source, columns: Mapping[str, str], *, frame_name: str
-) -> nw.LazyFrame[Any]:
-    """Bring a second frame (a mapping, centroids, an overall ranking) into ``like``'s engine."""
-    source = to_engine(other, columns, frame_name=frame_name)
-    if source.kind.on_polars and like.kind.on_polars:
-        return source.frame
-    same_engine = source.implementation == like.implementation
-    if same_engine and source.implementation is not nw.Implementation.DUCKDB:
-        return source.frame
-    if source.kind.on_polars or same_engine:
-        # a small frame (a mapping, centroids, an overall ranking); DuckDB joins only
-        # relations of one connection, so it is rebuilt on the data's
-        table = source.frame.collect().to_arrow()
-        return _lazy_from_arrow(table, like)
-    msg = (
-        f"{frame_name}: a {source.implementation} frame cannot be combined with a "
-        f"{like.implementation} frame; pass it as an in-memory frame (Polars, pandas, pyarrow) "
-        "or a dict"
-    )
-    raise UnsupportedBackendError(msg)
 
 
 def from_engine(

@@ -13,10 +13,12 @@ sums into its output, whatever the family:
   (:meth:`Estimation.interval`), and the plan runs with the replicates' engine;
 * the **finished frame**: the caller's kind, sorted, with the call's value checks.
 
-The unit and count names are arguments: nothing of a family travels with it. A family builds
-it with :func:`estimation`, sums its terms with :meth:`~Estimation.summed`, computes its
-values per estimate (the partition's keys, and with a bootstrap the replicate) and hands them
-to :meth:`~Estimation.interval` and :meth:`~Estimation.finish`.
+The unit and count names are arguments: nothing of a family travels with it. A family asks
+for it with :meth:`Estimator.requested` (before it reads the data: the interval's output
+names are known then), builds it with :meth:`Estimator.over`, sums its terms with
+:meth:`~Estimation.summed`, computes its values per estimate (the partition's keys, and with
+a bootstrap the replicate) and hands them to :meth:`~Estimation.interval` and
+:meth:`~Estimation.finish`.
 
 Comparisons of systems resample the same units in every system: a system column is then one
 of the ``keys`` of :meth:`~Estimation.summed`, never of the units, so that a drawn unit brings
@@ -33,7 +35,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine.checks import Check
 from frameaudit._engine.combos import COMBO, Combos, combined
-from frameaudit._engine.convert import Source, frame_from_columns, from_engine, long_form
+from frameaudit._engine.convert import Source, from_engine, long_form
 from frameaudit._engine.plans import count_distinct, exact_sums
 from frameaudit._engine.resample import (
     REPLICATE,
@@ -43,18 +45,19 @@ from frameaudit._engine.resample import (
     Resampling,
     distinct_sizes,
     interval,
+    requested_bootstrap,
     resampling,
 )
 from frameaudit._expr import WHOLE, aggregate, partitioned
 
-__all__ = ["Estimation", "estimation", "interval_outputs"]
+__all__ = ["Estimation", "Estimator"]
 
 
 @dataclass(frozen=True)
 class Estimation:
     """How one call estimates: its partition, its units, their weights and its bootstrap.
 
-    Build it with :func:`estimation`.
+    Build it with :meth:`Estimator.over`.
     """
 
     source: Source
@@ -85,8 +88,8 @@ class Estimation:
         return self.bootstrap.n_boot if self.bootstrap else 0
 
     def outputs(self, *values: str) -> list[str]:
-        """The output columns an interval adds to ``values`` (none without a bootstrap)."""
-        return interval_outputs(values, self.counted, self.bootstrap)
+        """The output columns an interval adds to ``values`` (:meth:`Estimator.outputs`)."""
+        return Estimator(self.counted, self.bootstrap).outputs(*values)
 
     def unit_weight(self, *, integer: bool = False) -> nw.Expr:
         """A row's unit weight (Float64), else 1 (Int64 with ``integer``, else Float64)."""
@@ -339,7 +342,7 @@ class Estimation:
         if self.partitions is not None and set(keys) <= set(listed):
             every = self.partitions
             for key in keys:
-                named = frame_from_columns({key: list(listed[key])}, self.source, parameter=key)
+                named = self.source.frame_from_columns({key: list(listed[key])}, parameter=key)
                 every = every.join(named, how="cross")
             if not self.by and WHOLE not in result.collect_schema():
                 result = partitioned(result, [])
@@ -364,45 +367,74 @@ class Estimation:
         )
 
 
-def interval_outputs(values: Sequence[str], counted: str, bootstrap: Bootstrap | None) -> list[str]:
-    """The columns an interval adds to the outputs ``values`` (none without a bootstrap).
+@dataclass(frozen=True)
+class Estimator:
+    """How a call estimates, as its ``ci=``, ``n_boot=`` and ``seed=`` ask, before data is read.
 
-    Each value's ``_lo`` and ``_hi``, the units behind them (``counted``) and ``UNDEFINED``:
-    for a call's declared outputs, before its :class:`Estimation` exists. A bootstrap that
-    returns its replicates adds their number, ``REPLICATE``.
+    ``counted``: the output column with the number of units behind a value (``rankings``,
+    ``points``, ``samples``, ``queries``). A call builds it first (:meth:`requested`), names
+    its outputs with it (:meth:`outputs`, so that no input column takes their names) and,
+    once the data's rows are in the engine, turns it into the call's :class:`Estimation`
+    (:meth:`over`).
     """
-    if bootstrap is None:
-        return []
-    if bootstrap.replicates:
-        return [REPLICATE]
-    return [*(f"{v}_{end}" for v in values for end in ("lo", "hi")), counted, UNDEFINED]
 
+    counted: str
+    bootstrap: Bootstrap | None = None
 
-def estimation(
-    frame: nw.LazyFrame[Any],
-    source: Source,
-    *,
-    by: Sequence[str],
-    units: Sequence[str],
-    counted: str,
-    weight: str | None = None,
-    bootstrap: Bootstrap | None = None,
-) -> tuple[nw.LazyFrame[Any], Estimation]:
-    """The rows of ``frame`` that count, and the call's :class:`Estimation`.
+    @classmethod
+    def requested(cls, counted: str, ci: float | None, n_boot: int, seed: int) -> Estimator:
+        """What ``ci=``, ``n_boot=`` and ``seed=`` ask for (no bootstrap without ``ci``).
 
-    ``units``: the columns that key a unit beyond the partition (``by``, or the constant
-    ``WHOLE`` that is added where ``frame`` lacks it). With ``weight`` (a column of non-negative
-    unit weights, checked by the caller), units of weight 0 are left out of the rows and the
-    resampling, and the partitions are recorded first (:meth:`Estimation.finish`).
-    """
-    by = list(by)
-    keys = list(dict.fromkeys([*(by or [WHOLE]), *units]))
-    partitions = None
-    if weight is not None:
-        partitions = partitioned(frame, by).select(by or [WHOLE]).unique()
-        frame = frame.filter(nw.col(weight) > 0)
-    resampled = None
-    if bootstrap is not None:
-        numbered = frame.select(*(k for k in keys if k != WHOLE))
-        resampled = resampling(partitioned(numbered, by), keys, bootstrap, source)
-    return frame, Estimation(source, by, keys, counted, weight, bootstrap, resampled, partitions)
+        The values have passed the call's parameter checks (``UNCERTAINTY``). Inside
+        :func:`~frameaudit._engine.resample.paired_replicates`, the bootstrap is paired and
+        returns its replicates.
+        """
+        return cls(counted, requested_bootstrap(ci, n_boot, seed))
+
+    def outputs(self, *values: str) -> list[str]:
+        """The columns an interval adds to the outputs ``values`` (none without a bootstrap).
+
+        Each value's ``_lo`` and ``_hi``, the units behind them (:attr:`counted`) and
+        ``UNDEFINED``, and with several values each one's undefined replicates
+        (:meth:`Estimation.intervals`). A bootstrap that returns its replicates adds their
+        number, ``REPLICATE``.
+        """
+        if self.bootstrap is None:
+            return []
+        if self.bootstrap.replicates:
+            return [REPLICATE]
+        each = [f"{v}_{UNDEFINED}" for v in values] if len(values) > 1 else []
+        bounds = [f"{v}_{end}" for v in values for end in ("lo", "hi")]
+        return [*bounds, self.counted, UNDEFINED, *each]
+
+    def over(
+        self,
+        frame: nw.LazyFrame[Any],
+        source: Source,
+        *,
+        by: Sequence[str],
+        units: Sequence[str],
+        weight: str | None = None,
+    ) -> tuple[nw.LazyFrame[Any], Estimation]:
+        """The rows of ``frame`` that count, and the call's :class:`Estimation` over them.
+
+        ``units``: the columns that key a unit beyond the partition (``by``, or the constant
+        ``WHOLE`` that is added where ``frame`` lacks it). With ``weight`` (a column of
+        non-negative unit weights, checked by the caller), units of weight 0 are left out of
+        the rows and the resampling, and the partitions are recorded first
+        (:meth:`Estimation.finish`).
+        """
+        by = list(by)
+        keys = list(dict.fromkeys([*(by or [WHOLE]), *units]))
+        partitions = None
+        if weight is not None:
+            partitions = partitioned(frame, by).select(by or [WHOLE]).unique()
+            frame = frame.filter(nw.col(weight) > 0)
+        resampled = None
+        if self.bootstrap is not None:
+            numbered = frame.select(*(k for k in keys if k != WHOLE))
+            resampled = resampling(partitioned(numbered, by), keys, self.bootstrap, source)
+        estimation = Estimation(
+            source, by, keys, self.counted, weight, self.bootstrap, resampled, partitions
+        )
+        return frame, estimation

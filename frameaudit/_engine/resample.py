@@ -38,7 +38,7 @@ from typing import Any
 
 import narwhals.stable.v2 as nw
 
-from frameaudit._engine.convert import Source, frame_from_columns
+from frameaudit._engine.convert import Source
 from frameaudit._engine.plans import cached, exact_sums, join_small
 from frameaudit._expr import (
     WHOLE,
@@ -151,7 +151,8 @@ def paired_replicates(*columns: str, swaps: bool = False) -> Iterator[None]:
     Each replicate's value comes out (:attr:`Bootstrap.replicates`), not the interval. This
     is how a comparison of systems asks any metric for paired replicates without a parameter
     of its own: the call passes ``by=`` the system column and ``ci=``, and every family
-    builds its bootstrap with :func:`requested_bootstrap`. The setting is the calling
+    asks for its estimation with :meth:`~frameaudit._engine.estimate.Estimator.requested`,
+    which reads it (:func:`requested_bootstrap`). The setting is the calling
     thread's (or task's) alone. ``swaps``: the replicates of a randomisation test instead
     (:attr:`Bootstrap.swaps`; ``n_boot`` is then the number of permutations).
     """
@@ -640,8 +641,8 @@ def resampling(
     )
     indexed = distinct.join(numbered, on=keyed) if bootstrap.paired else numbered
     indexed = _mixed_units(indexed, _UNIT, bootstrap.seed)
-    numbers = frame_from_columns(
-        {REPLICATE: [POINT, *range(bootstrap.n_boot)]}, like, parameter="n_boot"
+    numbers = like.frame_from_columns(
+        {REPLICATE: [POINT, *range(bootstrap.n_boot)]}, parameter="n_boot"
     ).with_columns(nw.col(REPLICATE).cast(nw.Int64))
     return Resampling(units, cached(indexed), numbers, bootstrap)
 

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 from scipy.optimize import linear_sum_assignment
 
-from frameaudit._engine import Source, frame_from_columns, to_engine
+from frameaudit._engine import Source, to_engine
 from frameaudit.compare._comparison import Correction, Options, compared, single_calls
 from frameaudit.compare._result import Comparison
 from frameaudit.report import _tables
@@ -141,8 +141,8 @@ def _aligned(
         codes = _matched(part, system, base, cluster)
         rows += [{**where, system: s, cluster: c, _CODE: code} for (s, c), code in codes.items()]
     columns = [*partitions, system, cluster, _CODE]
-    mapping = frame_from_columns(
-        {c: [row[c] for row in rows] for c in columns}, source, parameter="cluster"
+    mapping = source.frame_from_columns(
+        {c: [row[c] for row in rows] for c in columns}, parameter="cluster"
     )
     schema = lazy.collect_schema()
     mapping = mapping.with_columns(nw.col(c).cast(schema[c]) for c in columns[:-1])

@@ -20,7 +20,6 @@ from frameaudit import _validate as validate
 from frameaudit._engine import (
     NEIGHBOURS,
     PolarsExpr,
-    align,
     expressions,
     from_engine,
     nearest_rows,
@@ -169,9 +168,8 @@ def nearest_cases(
     metric = "nearest_cases"
     # before the queries are brought to the data's engine, which the kernel does not run on
     require_kernel_engine(source, metric, _WORKAROUND)
-    query_frame = align(
+    query_frame = source.align(
         queries,
-        source,
         {**dict.fromkeys(names, "features"), **ids, **dict.fromkeys(carried, "carry")},
         frame_name="queries",
     )

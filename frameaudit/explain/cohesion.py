@@ -41,12 +41,10 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._engine import (
     Source,
-    align,
     cached,
     exact_means,
     exact_sums,
     first_failed,
-    frame_from_columns,
     from_engine,
     is_frame,
     schema_names,
@@ -314,16 +312,15 @@ def _overall_frame(
     if isinstance(overall, Mapping):
         if not overall:
             raise InvalidParameterError("overall={}: the overall ranking is empty")
-        ranked = frame_from_columns(
+        ranked = source.frame_from_columns(
             {feature: list(overall), importance: list(overall.values())},
-            source,
             parameter="overall",
         )
         shared: list[str] = []
     else:
         shared = [c for c in by if c in schema_names(overall)]
         columns = {feature: "feature", importance: "importance", **dict.fromkeys(shared, "by")}
-        ranked = align(overall, source, columns, frame_name="overall")
+        ranked = source.align(overall, columns, frame_name="overall")
         validate.require_dtype(ranked, importance, "importance", "numeric")
     ranked = ranked.with_columns(nw.col(feature).cast(feature_dtype))
     keys = [*shared, feature]

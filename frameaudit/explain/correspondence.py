@@ -25,12 +25,10 @@ from frameaudit._engine import (
     REPLICATE,
     UNDEFINED,
     Estimation,
+    Estimator,
     agreement_screen,
     cached,
-    estimation,
     exact_sums,
-    interval_outputs,
-    requested_bootstrap,
     text,
 )
 from frameaudit._expr import null_float, safe_div
@@ -333,7 +331,7 @@ def correspondence(
     if medium > high:
         msg = f"medium={medium!r}, high={high!r}: expected medium <= high"
         raise InvalidParameterError(msg)
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     bound = bind(
         frame,
         [
@@ -346,13 +344,13 @@ def correspondence(
         ],
         # a summary per query or per predicted class: both are constant within a query
         sharing=[frozenset(("by", "query")), frozenset(("by", "predicted"))],
-        outputs=[*_OUTPUTS, *interval_outputs(["correspondence"], UNITS, bootstrap)],
+        outputs=[*_OUTPUTS, *estimator.outputs("correspondence")],
     )
     source = bound.source
     query_names, by_names = bound.columns["query"], bound.columns["by"]
     if not by_names:
         _refuse_per_query(weight, ci)
-    if bootstrap is not None:
+    if estimator.bootstrap is not None:
         source.refuse_dask(
             "correspondence with ci=",
             "the bootstrap numbers the queries and orders the replicate values with ordered "
@@ -399,14 +397,8 @@ def correspondence(
         checks.append(_one_prediction(per_query, query_names[0], predicted))
     per_query = _with_bands(per_query, high=high, medium=medium)
     # a query of weight 0 is left out (also from the bootstrap's numbering of the queries)
-    per_query, estimated = estimation(
-        per_query,
-        source,
-        by=by_names,
-        units=query_names,
-        counted=UNITS,
-        weight=weight,
-        bootstrap=bootstrap,
+    per_query, estimated = estimator.over(
+        per_query, source, by=by_names, units=query_names, weight=weight
     )
     if not by_names:
         result = per_query.select(*keys, "correspondence", "band")

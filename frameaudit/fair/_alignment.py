@@ -17,7 +17,7 @@ from typing import Any, Literal
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
-from frameaudit._engine import Source, align, is_frame
+from frameaudit._engine import Source, is_frame
 from frameaudit._roles import Names, Role, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
@@ -74,7 +74,7 @@ def aligned(
     table: nw.LazyFrame[Any] | None = None
     for frame, group in zip(frames, groups, strict=True):
         roles = {item: "item", group: "group", _WEIGHT: "alignment"}
-        dimension = align(frame, source, roles, frame_name="alignment")
+        dimension = source.align(frame, roles, frame_name="alignment")
         dimension = dimension.select(item, group, _WEIGHT)
         validate.require_dtype(dimension, _WEIGHT, "alignment", "numeric")
         dtype = dimension.collect_schema()[item]

@@ -13,7 +13,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
-from frameaudit._engine import Source, align, schema_names
+from frameaudit._engine import Source, schema_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = ["judged"]
@@ -54,11 +54,11 @@ def judged(
         )
         raise InvalidParameterError(msg)
     # converted first: a frame that cannot be (duplicated labels) gets its error here
-    frame = align(judgments, source, roles, frame_name="judgments")
+    frame = source.align(judgments, roles, frame_name="judgments")
     held = [c for c in by if c not in roles and c in schema_names(judgments)]
     if held:
         roles = {**dict.fromkeys(held, "by"), **roles}
-        frame = align(judgments, source, roles, frame_name="judgments")
+        frame = source.align(judgments, roles, frame_name="judgments")
     frame = frame.select(*roles)
     keys = [*held, *queries]
     for column, parameter in roles.items():

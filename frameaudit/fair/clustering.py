@@ -40,17 +40,13 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
-    Bootstrap,
     Estimation,
-    align,
+    Estimator,
     cached,
-    estimation,
     exact_means,
     exact_sums,
     group_silhouettes,
-    interval_outputs,
     nearest_centroid_sums,
-    requested_bootstrap,
     text,
 )
 from frameaudit._expr import (
@@ -92,6 +88,8 @@ _KERNEL_WORKAROUND = (
 
 UNITS = "points"
 """The output column with the number of points behind a value (with ``ci=``)."""
+_POINT = Estimator(UNITS)
+"""The estimation of a call without ``ci=``: the point estimate."""
 
 
 @dataclass
@@ -193,7 +191,7 @@ def _prepare(
     read_labels: bool = True,
     point: str | None = None,
     weight: str | None = None,
-    bootstrap: Bootstrap | None = None,
+    estimator: Estimator = _POINT,
 ) -> _Prepared:
     """Validate the schema and bring the frame into the engine.
 
@@ -203,10 +201,10 @@ def _prepare(
     names the centroids' column). The checks on the rows start with the null check;
     :func:`_present` adds the others. A ``weight`` of 0 leaves the point out.
     """
-    if bootstrap is not None and point is None:
+    if estimator.bootstrap is not None and point is None:
         msg = (
-            f"ci={bootstrap.level!r}: intervals resample points; give point= the column of "
-            "unique point ids (a point's identity must not depend on the row order)"
+            f"ci={estimator.bootstrap.level!r}: intervals resample points; give point= the column "
+            "of unique point ids (a point's identity must not depend on the row order)"
         )
         raise InvalidParameterError(msg)
     bound = bind(
@@ -220,7 +218,7 @@ def _prepare(
             Role("point", point, optional=True),
             Role("weight", weight, optional=True, dtype="numeric"),
         ],
-        outputs=[metric, *outputs, *interval_outputs([metric], UNITS, bootstrap)],
+        outputs=[metric, *outputs, *estimator.outputs(metric)],
     )
     source = bound.source
     by_names = bound.columns["by"]
@@ -259,14 +257,8 @@ def _prepare(
                 lf, [*by_names, point], f"point={point!r}", "each point needs its own id"
             )
         )
-    lf, estimated = estimation(
-        lf,
-        source,
-        by=by_names,
-        units=[point] if point else [],
-        counted=UNITS,
-        weight=weight,
-        bootstrap=bootstrap,
+    lf, estimated = estimator.over(
+        lf, source, by=by_names, units=[point] if point else [], weight=weight
     )
     return _Prepared(estimated, lf, list(labels), checks)
 
@@ -391,7 +383,7 @@ def _label_metric(
     per_cluster: bool,
     point: str | None,
     weight: str | None,
-    bootstrap: Bootstrap | None,
+    estimator: Estimator,
 ) -> Any:
     """Counts per (partition, cluster, group), the per-cluster terms, their min or sum.
 
@@ -414,10 +406,10 @@ def _label_metric(
         outputs=outputs,
         point=point,
         weight=weight,
-        bootstrap=bootstrap,
+        estimator=estimator,
     )
     # The one pass over the data. The checks read it too: cached, it is computed once.
-    if weight is None and bootstrap is None:
+    if weight is None and estimator.bootstrap is None:
         keys = [*prep.estimation.partition, cluster, group]
         counts = aggregate(prep.frame, keys, nw.len().alias(_POINTS))
     else:
@@ -428,7 +420,7 @@ def _label_metric(
         )
     counts = cached(counts)
     # with a bootstrap the counts are per replicate: the checks read the points instead
-    _present(prep, prep.frame if bootstrap else counts, metric, group=group, a=a, b=b)
+    _present(prep, prep.frame if estimator.bootstrap else counts, metric, group=group, a=a, b=b)
     # DuckDB sums are decimals, hence the casts.
     size = nw.Float64 if weight else nw.Int64
     n = nw.col(_POINTS).cast(size)
@@ -605,7 +597,7 @@ def cluster_balance(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
     )
 
 
@@ -671,7 +663,7 @@ def min_cluster_ratio(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
     )
 
 
@@ -727,7 +719,7 @@ def cluster_distribution_tv(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
     )
 
 
@@ -789,7 +781,7 @@ def cluster_distribution_kl(
         per_cluster=per_cluster,
         point=point,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
     )
 
 
@@ -824,7 +816,7 @@ def _centroids(
         **dict.fromkeys(names, "features"),
         **dict.fromkeys(prep.by, "by"),
     }
-    other = align(centroids, prep.estimation.source, columns, frame_name="centroids")
+    other = prep.estimation.source.align(centroids, columns, frame_name="centroids")
     expressions, labels = _feature_columns(other, names, where=" in centroids")
     if len(expressions) != len(prep.features):
         msg = (
@@ -1013,7 +1005,7 @@ def social_fairness_ratio(
         read_labels=centroids is None,
         point=point,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
     )
     # (a KeyError, depending on the partitioning): an error beats a result that only sometimes
     # comes

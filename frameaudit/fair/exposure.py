@@ -32,12 +32,10 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
+    Estimator,
     Source,
-    estimation,
     exact_sums,
-    interval_outputs,
     order_within,
-    requested_bootstrap,
     sum_before,
 )
 from frameaudit._expr import partitioned, safe_div
@@ -374,10 +372,8 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         grouped=group is not None or groups is not None or alignment is not None,
         mapped=groups is not None or alignment is not None,
     )
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
-    outputs = [*COLUMNS, *interval_outputs(COLUMNS, UNITS, bootstrap)]
-    if ci is not None:
-        outputs += [f"{c}_undefined_replicates" for c in COLUMNS]
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
+    outputs = [*COLUMNS, *estimator.outputs(*COLUMNS)]
     given = [n for n, v in (("groups", groups), ("alignment", alignment)) if v is not None]
     if len(given) > 1:
         msg = "groups=, alignment=: give the groups as a mapping or as alignments, not both"
@@ -498,15 +494,7 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         per_query = kept.group_by(queries).agg(nw.col(weight).min())
         values = values.join(per_query, on=queries, how="left")
     values = partitioned(values, by_names)
-    values, estimated = estimation(
-        values,
-        source,
-        by=by_names,
-        units=units,
-        counted=UNITS,
-        weight=weight,
-        bootstrap=bootstrap,
-    )
+    values, estimated = estimator.over(values, source, by=by_names, units=units, weight=weight)
     w = estimated.unit_weight()
     terms = values.with_columns(
         *((nw.col(c) * w).alias(f"__fa_{c}") for c in COLUMNS), w.alias("__fa_w")
@@ -516,7 +504,7 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
         *estimated.estimates,
         *(safe_div(nw.col(f"__fa_{c}"), nw.col("__fa_w")).alias(c) for c in COLUMNS),
     )
-    if bootstrap is None:
+    if estimated.bootstrap is None:
         result = means.select(*estimated.partition, *COLUMNS)
     else:
         result = estimated.intervals(means, [], COLUMNS)

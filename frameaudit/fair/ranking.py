@@ -44,23 +44,18 @@ from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
     COMBO,
     COMBOS,
-    Bootstrap,
     Combo,
     Combos,
     Estimation,
+    Estimator,
     Source,
-    align,
     cached,
     count_distinct,
-    estimation,
     exact_sums,
-    frame_from_columns,
-    interval_outputs,
     is_frame,
     order_marks,
     order_within,
     per_order,
-    requested_bootstrap,
     running_along,
     schema_names,
     text,
@@ -130,6 +125,8 @@ _RANKINGS = "__fa_n_ranking"
 _ROWS = "__fa_rows"
 UNITS = "rankings"
 """The output column with the number of rankings behind a value (with ``ci=``)."""
+_POINT = Estimator(UNITS)
+"""The estimation of a call without ``ci=``: the point estimate."""
 _COMBOS = Optional(Several(Choice(COMBOS)))
 _RANKING_UNCERTAINTY = uncertainty_parameters(
     "ranking",
@@ -175,7 +172,7 @@ def _prepare(
     grades: int | None = 1,
     grouped: bool = True,
     weight: str | None = None,
-    bootstrap: Bootstrap | None = None,
+    estimator: Estimator = _POINT,
     per_group: bool = False,
     universe: Universe | None = None,
     size: Size | None = None,
@@ -196,7 +193,7 @@ def _prepare(
         ranking=ranking,
         item=item,
         groups=groups,
-        bootstrap=bootstrap,
+        estimator=estimator,
         universe=universe,
         size=size,
     )
@@ -217,7 +214,7 @@ def _prepare(
             metric,
             *(["n"] if per_group else []),
             *([COMBO] if listed_combos else []),
-            *interval_outputs([metric], UNITS, bootstrap),
+            *estimator.outputs(metric),
         ],
     )
     source = bound.source
@@ -253,9 +250,7 @@ def _prepare(
     if weight is not None:
         checks += validate.unit_weights(lf, weight, rankings, "ranking")
     # weight 0 leaves the ranking out, from the sums and from the group sizes alike
-    lf, estimated = estimation(
-        lf, source, by=by_names, units=rankings, counted=UNITS, weight=weight, bootstrap=bootstrap
-    )
+    lf, estimated = estimator.over(lf, source, by=by_names, units=rankings, weight=weight)
     mapping = None
     if groups is not None:
         assert item is not None
@@ -293,7 +288,7 @@ def _check_options(
     ranking: Names | None,
     item: str | None,
     groups: GroupMapping | None,
-    bootstrap: Bootstrap | None,
+    estimator: Estimator,
     universe: Universe | None = None,
     size: Size | None = None,
 ) -> str | None:
@@ -311,10 +306,10 @@ def _check_options(
             "through the mapping or through universe=, not both"
         )
         raise InvalidParameterError(msg)
-    if bootstrap is not None and ranking is None:
+    if estimator.bootstrap is not None and ranking is None:
         msg = (
-            f"ci={bootstrap.level!r}: intervals resample rankings; give ranking= the column(s) "
-            "identifying them (a single ranking gives no interval)"
+            f"ci={estimator.bootstrap.level!r}: intervals resample rankings; give ranking= the "
+            "column(s) identifying them (a single ranking gives no interval)"
         )
         raise InvalidParameterError(msg)
     if groups is None:
@@ -344,13 +339,13 @@ def _universe(
     """
     schema = lf.collect_schema()
     if is_frame(universe):
-        listed = align(universe, source, dict.fromkeys(groups, "universe"), frame_name="universe")
+        listed = source.align(universe, dict.fromkeys(groups, "universe"), frame_name="universe")
         listed = listed.select(groups)
     elif isinstance(universe, Sequence | set | frozenset) and not isinstance(universe, str):
         if not universe:
             raise InvalidParameterError("universe=[]: expected at least one group")
         columns = _group_columns("universe", list(universe), groups, schema)
-        listed = frame_from_columns(columns, source, parameter="universe")
+        listed = source.frame_from_columns(columns, parameter="universe")
     else:
         msg = (
             f"universe={universe!r}: expected a list of group values (tuples of one value per "
@@ -415,11 +410,11 @@ def item_groups(
     if isinstance(groups, Mapping):
         if not groups:
             raise InvalidParameterError("groups={}: the mapping is empty")
-        mapping = frame_from_columns(
-            {item: list(groups.keys()), group: list(groups.values())}, source, parameter="groups"
+        mapping = source.frame_from_columns(
+            {item: list(groups.keys()), group: list(groups.values())}, parameter="groups"
         )
     else:
-        mapping = align(groups, source, {item: "item", group: "group"}, frame_name="groups")
+        mapping = source.align(groups, {item: "item", group: "group"}, frame_name="groups")
     mapping = mapping.select(item, group)
     item_dtype = source.frame.collect_schema()[item]
     mapping_dtype = mapping.collect_schema()[item]
@@ -622,7 +617,7 @@ def combine(
         validate.no_nulls(bound.source.frame, dict.fromkeys(by_names, "by")),
     ]
     # the combos of each partition's rows, whatever their groups: a partition is one estimate
-    values, estimated = estimation(values, bound.source, by=by_names, units=[], counted=UNITS)
+    values, estimated = _POINT.over(values, bound.source, by=by_names, units=[])
     return estimated.grouped(values, [], [metric], combo, checks=checks)
 
 
@@ -640,7 +635,7 @@ def _pooled_metric(
     by: Names | None,
     combo: Combos | None,
     weight: str | None,
-    bootstrap: Bootstrap | None,
+    estimator: Estimator,
     universe: Universe | None,
     size: Size | None = None,
     values: Mapping[str, str] | None = None,
@@ -659,7 +654,7 @@ def _pooled_metric(
         by=by,
         values=values,
         weight=weight,
-        bootstrap=bootstrap,
+        estimator=estimator,
         per_group=combo is None,
         universe=universe,
         size=size,
@@ -810,7 +805,7 @@ def exp(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
         size=size,
     )
@@ -864,7 +859,7 @@ def expu(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
         values={"relevance": relevance},
     )
@@ -918,7 +913,7 @@ def expru(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
         values={"relevance": relevance, "ctr": ctr},
     )
@@ -979,7 +974,7 @@ def awrf(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
         size=size,
     )
@@ -1037,7 +1032,7 @@ def erbe(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
     )
 
@@ -1094,7 +1089,7 @@ def erbp(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
         size=size,
     )
@@ -1155,7 +1150,7 @@ def erbr(
         by=by,
         combo=combo,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
         values={"relevance": relevance},
         binary_relevance=True,
@@ -1212,7 +1207,7 @@ def arp(
         groups=groups,
         by=by,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         per_group=combo is None,
         universe=universe,
         listed_combos=isinstance(combo, list | tuple),
@@ -1342,7 +1337,7 @@ def ndkl(
         groups=groups,
         by=by,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
     )
     reference = _reference(prep, target, listed=universe is not None)
@@ -1487,7 +1482,7 @@ def target_shares(
             )
             raise InvalidParameterError(msg)
         roles = {**dict.fromkeys([*groups, *on], "target"), "share": "target"}
-        shares = align(target, source, roles, frame_name="target").select(*on, *groups, "share")
+        shares = source.align(target, roles, frame_name="target").select(*on, *groups, "share")
         validate.require_dtype(shares, "share", "target", "numeric")
         shares = shares.with_columns(nw.col(k).cast(schema[k]) for k in on)
     else:
@@ -1547,7 +1542,7 @@ def _target_mapping(
         raise InvalidParameterError(msg)
     columns = _group_columns("target", list(target), groups, schema)
     columns["share"] = [float(v) for v in shares]
-    return frame_from_columns(columns, source, parameter="target")
+    return source.frame_from_columns(columns, parameter="target")
 
 
 def _ndkl_sums(
@@ -1786,7 +1781,7 @@ def awrf_js(
         groups=groups,
         by=by,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
         universe=universe,
     )
     if alignment is None:
@@ -1965,7 +1960,7 @@ def ndcg(
     >>> round(fa.fair.ndcg(run).item(), 6)  # (1/log2 3 + 0.5/2) / (1 + 0.5/log2 3)
     0.669672
     """
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     if judgments is not None:
         if item is None:
             raise InvalidParameterError("judgments=: give item= the item column to join on")
@@ -2002,7 +1997,7 @@ def ndcg(
         values={} if judgments is not None else {"relevance": relevance},
         grades=None,
         weight=weight,
-        bootstrap=bootstrap,
+        estimator=estimator,
         per_group=per_group,
         universe=universe,
         listed_combos=isinstance(combo, list | tuple),
@@ -2142,7 +2137,7 @@ def iaa(
         values={"relevance": relevance},
         grouped=False,
         weight=weight,
-        bootstrap=requested_bootstrap(ci, n_boot, seed),
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
     )
     gap = discount(nw.col(rank)) - nw.col(relevance).cast(nw.Float64)
     rows = prep.frame.with_columns((gap * prep.estimation.unit_weight()).alias("__fa_gap"))

@@ -27,12 +27,11 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import uncertainty_parameters
 from frameaudit._engine import (
-    REPLICATE,
     UNDEFINED,
     Bootstrap,
     Estimation,
+    Estimator,
     Source,
-    estimation,
     exact_means,
     long_form,
     text,
@@ -54,6 +53,8 @@ RUN_A = "__fa_run_a"
 RUN_B = "__fa_run_b"
 UNITS = "samples"
 """The output column with the number of samples behind a value (with ``ci=``)."""
+POINT_ESTIMATE = Estimator(UNITS)
+"""The estimation of a call without ``ci=``: the point estimate."""
 SAMPLE_UNCERTAINTY = uncertainty_parameters(
     "sample",
     weights="Column of sample weights: non-negative, finite, the same in every row of a sample. "
@@ -188,7 +189,7 @@ def prepare(
     by: Names | None,
     regression: bool = False,
     weight: str | None = None,
-    bootstrap: Bootstrap | None = None,
+    estimator: Estimator = POINT_ESTIMATE,
     outputs: Sequence[str] = (),
     score: str | None = None,
     group: Names | None = None,
@@ -254,14 +255,8 @@ def prepare(
         *([nw.col(weight).cast(nw.Float64).alias(WEIGHT)] if weight is not None else []),
     )
     # weight 0 leaves the sample out (of every run)
-    renamed, estimated = estimation(
-        renamed,
-        source,
-        by=by_names,
-        units=[SAMPLE],
-        counted=UNITS,
-        weight=None if weight is None else WEIGHT,
-        bootstrap=bootstrap,
+    renamed, estimated = estimator.over(
+        renamed, source, by=by_names, units=[SAMPLE], weight=None if weight is None else WEIGHT
     )
     return Runs(estimated, renamed, run, checks, groups)
 
@@ -590,13 +585,3 @@ def per_estimate(
     if runs.bootstrap is None:
         return values.select(*runs.by, *keys, column)
     return _shown(runs, with_intervals(runs, values, keys, [column]))
-
-
-def interval_outputs(metrics: Sequence[str], bootstrap: Bootstrap | None) -> list[str]:
-    """The output columns an interval adds to the metrics' (none without a bootstrap)."""
-    if bootstrap is None:
-        return []
-    if bootstrap.replicates:
-        return [REPLICATE]
-    bounds = [f"{m}_{end}" for m in metrics for end in ("lo", "hi")]
-    return [*bounds, UNITS, UNDEFINED, *(f"{m}_{UNDEFINED}" for m in metrics)]

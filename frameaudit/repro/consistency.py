@@ -28,7 +28,7 @@ from typing import Any, Literal, get_args
 import narwhals.stable.v2 as nw
 
 from frameaudit._docs import shared_docs
-from frameaudit._engine import cached, requested_bootstrap
+from frameaudit._engine import Estimator, cached
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._registry import registered
 from frameaudit._roles import Names
@@ -47,7 +47,6 @@ from frameaudit.repro._runs import (
     EmptyUnion,
     Runs,
     intersection_over_union,
-    interval_outputs,
     pair_values,
     per_estimate,
     prepare,
@@ -181,10 +180,10 @@ def total_consistency(
     └───────────────────┘
     """
     name = "total_consistency"
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
-        weight=weight, bootstrap=bootstrap, outputs=interval_outputs([name], bootstrap),
+        weight=weight, estimator=estimator, outputs=estimator.outputs(name),
     )  # fmt: skip
     estimates = runs.estimates
     _, k, wrong = _error_counts(runs)
@@ -258,10 +257,10 @@ def leave_one_out(
     └─────┴───────────────┘
     """
     name = "leave_one_out"
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
-        weight=weight, bootstrap=bootstrap, outputs=interval_outputs([name], bootstrap),
+        weight=weight, estimator=estimator, outputs=estimator.outputs(name),
     )  # fmt: skip
     estimates = runs.estimates
     per_run, _, wrong = _error_counts(runs)
@@ -416,11 +415,11 @@ def residual_consistency(
     0.16666666666666666
     """
     name = "residual_consistency"
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
-        regression=True, weight=weight, bootstrap=bootstrap,
-        outputs=interval_outputs([name], bootstrap),
+        regression=True, weight=weight, estimator=estimator,
+        outputs=estimator.outputs(name),
     )  # fmt: skip
     residual = nw.col(PRED) - nw.col(TARGET)
     weight_column = [WEIGHT] if runs.has_weights else []

@@ -50,9 +50,8 @@ from frameaudit._engine import (
     COMBO,
     COMBOS,
     Combos,
-    frame_from_columns,
+    Estimator,
     order_within,
-    requested_bootstrap,
 )
 from frameaudit._expr import safe_div
 from frameaudit._params import (
@@ -79,7 +78,6 @@ from frameaudit.repro._runs import (
     UNITS,
     WEIGHT,
     Runs,
-    interval_outputs,
     prepare,
 )
 
@@ -129,8 +127,8 @@ def _start(
     if combo is not None and group is None:
         msg = f"combo={combo!r}: a combo compares groups; give group= the group column(s)"
         raise InvalidParameterError(msg)
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
-    outputs = [*columns, *also, "n", COMBO, *interval_outputs(list(columns), bootstrap)]
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
+    outputs = [*columns, *also, "n", COMBO, *estimator.outputs(*columns)]
     outputs += [f"{c}_undefined_replicates" for c in columns]
     return prepare(
         frame,
@@ -143,7 +141,7 @@ def _start(
         group=group,
         by=by,
         weight=weight,
-        bootstrap=bootstrap,
+        estimator=estimator,
         outputs=outputs,
         optional=optional,
     )
@@ -257,8 +255,8 @@ def _positions(
         msg = f"order={listed!r}: a run is listed more than once; list every run once"
         raise InvalidParameterError(msg)
     dtype = runs.frame.collect_schema()[RUN]
-    ranks = frame_from_columns(
-        {RUN: listed, "__fa_index": list(range(len(listed)))}, runs.source, parameter="order"
+    ranks = runs.source.frame_from_columns(
+        {RUN: listed, "__fa_index": list(range(len(listed)))}, parameter="order"
     )
     ranks = ranks.with_columns(nw.col(RUN).cast(dtype))
     missing = per_run.join(ranks, on=RUN, how="anti").select(nw.col(RUN).alias(runs.run))

@@ -30,7 +30,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._docs import shared_docs
-from frameaudit._engine import cached, exact_sums, frame_from_columns, requested_bootstrap
+from frameaudit._engine import Estimator, cached, exact_sums
 from frameaudit._expr import aggregate, null_float, over, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._registry import metrics, registered
@@ -49,7 +49,6 @@ from frameaudit.repro._runs import (
     EmptyUnion,
     Runs,
     intersection_over_union,
-    interval_outputs,
     pair_values,
     prepare,
     summaries,
@@ -194,7 +193,7 @@ def _moved(
     cross ``frame`` with a small table of moves instead of concatenating one copy per move, so
     that engines without a plan cache compute ``frame`` once.
     """
-    table = frame_from_columns({_MOVE: list(range(len(moves)))}, runs.source, parameter="moves")
+    table = runs.source.frame_from_columns({_MOVE: list(range(len(moves)))}, parameter="moves")
     move = nw.col(_MOVE)
 
     def chosen(values: list[nw.Expr]) -> nw.Expr:
@@ -360,11 +359,11 @@ def _compute(
 ) -> Any:
     """One metric (or all, for ``name="summary"``): the pair values or their summary."""
     names = METRICS if name == "summary" else (name,)
-    bootstrap = requested_bootstrap(ci, n_boot, seed)
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     headlines = names if pairwise or name != "summary" else ("mean",)
     runs = prepare(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
-        weight=weight, bootstrap=bootstrap, outputs=interval_outputs(headlines, bootstrap),
+        weight=weight, estimator=estimator, outputs=estimator.outputs(*headlines),
     )  # fmt: skip
     needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in names))
     values = _values(empty_union)
