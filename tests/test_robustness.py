@@ -241,8 +241,8 @@ _ZERO_PARTITION: dict[str, tuple[pl.DataFrame, Any]] = {
                 "w": [0.0, 0.0, 1.0, 1.0, 1.0, 1.0],
             }
         ),
-        lambda f, **ci: fa.fair.cluster_balance(
-            f, a="a", b="b", point="point", by="part", weight="w", **ci
+        lambda f, by="part", **ci: fa.fair.cluster_balance(
+            f, a="a", b="b", point="point", by=by, weight="w", **ci
         ),
     ),
     "ec_global": (
@@ -256,7 +256,7 @@ _ZERO_PARTITION: dict[str, tuple[pl.DataFrame, Any]] = {
                 "w": [0.0] * 4 + [1.0] * 4,
             }
         ),
-        lambda f, **ci: fa.repro.ec_global(f, by="part", weight="w", **ci),
+        lambda f, by="part", **ci: fa.repro.ec_global(f, by=by, weight="w", **ci),
     ),
     "correspondence": (
         pl.DataFrame(
@@ -268,8 +268,8 @@ _ZERO_PARTITION: dict[str, tuple[pl.DataFrame, Any]] = {
                 "w": [0.0, 0.0, 1.0, 1.0],
             }
         ),
-        lambda f, **ci: fa.explain.correspondence(
-            f, by="part", query="query", weighted=False, weight="w", **ci
+        lambda f, by="part", **ci: fa.explain.correspondence(
+            f, by=by, query="query", weighted=False, weight="w", **ci
         ),
     ),
 }
@@ -294,6 +294,39 @@ def test_every_family_keeps_a_partition_of_weight_zero(
     assert with_ci[name].to_list() == [0, units]
     assert with_ci["undefined_replicates"][0] == 20
     assert with_ci[f"{metric}_lo"][0] is None
+
+
+_INTERVAL_OUTPUTS = {
+    **{metric: (frame, call) for metric, (frame, call) in _ZERO_PARTITION.items()},
+    "exp": (
+        pl.DataFrame({"part": [1, 1, 2, 2], "query": [1, 2, 3, 4], "rank": 1, "group": "a"}),
+        lambda f, by="part", **ci: fa.fair.exp(f, ranking="query", size="rows", by=by, **ci),
+    ),
+}
+_UNITS = {"cluster_balance": "points", "ec_global": "samples", "exp": "rankings"}
+
+
+@pytest.mark.parametrize(
+    ("metric", "name"),
+    [
+        (metric, name)
+        for metric in _INTERVAL_OUTPUTS
+        for name in (
+            f"{metric}_lo",
+            f"{metric}_hi",
+            _UNITS.get(metric, "queries"),
+            "undefined_replicates",
+        )
+    ],
+)
+def test_a_column_named_like_an_interval_output_is_refused(metric: str, name: str) -> None:
+    """An interval adds its bounds, the units and the undefined replicates to the output: a
+    role column of one of those names would be shadowed, and is refused by name."""
+    frame, call = _INTERVAL_OUTPUTS[metric]
+    renamed = frame.rename({"part": name})
+    with pytest.raises(fa.InvalidParameterError, match=f"'{name}' is an output column"):
+        call(renamed, by=name, ci=0.9, n_boot=20)
+    assert to_polars(call(renamed, by=name)).columns[0] == name  # without ci=, no clash
 
 
 # --- weights and coordinates near the limits of a float ----------------------------------------
