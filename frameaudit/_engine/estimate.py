@@ -64,13 +64,22 @@ class Estimation:
     by: list[str]
     units: list[str]
     """The columns that key a unit: the partition's (``WHOLE`` without ``by``) and the unit's."""
-    counted: str
-    """The output column with the number of units behind a value (with a bootstrap)."""
+    estimator: Estimator
+    """What the call asked for: the unit count's name and the bootstrap."""
     weight: str | None = None
-    bootstrap: Bootstrap | None = None
     resampling: Resampling | None = None
     partitions: nw.LazyFrame[Any] | None = None
     """With ``weight=``: every partition of the frame, those whose units all weigh 0 too."""
+
+    @property
+    def counted(self) -> str:
+        """The output column with the number of units behind a value (with a bootstrap)."""
+        return self.estimator.counted
+
+    @property
+    def bootstrap(self) -> Bootstrap | None:
+        """The bootstrap of ``ci=`` (None without)."""
+        return self.estimator.bootstrap
 
     @property
     def partition(self) -> list[str]:
@@ -89,7 +98,7 @@ class Estimation:
 
     def outputs(self, *values: str) -> list[str]:
         """The output columns an interval adds to ``values`` (:meth:`Estimator.outputs`)."""
-        return Estimator(self.counted, self.bootstrap).outputs(*values)
+        return self.estimator.outputs(*values)
 
     def unit_weight(self, *, integer: bool = False) -> nw.Expr:
         """A row's unit weight (Float64), else 1 (Int64 with ``integer``, else Float64)."""
@@ -99,7 +108,7 @@ class Estimation:
 
     def point(self) -> Estimation:
         """The same estimation without the bootstrap: the point estimate's plan, on its own."""
-        return replace(self, bootstrap=None, resampling=None)
+        return replace(self, estimator=Estimator(self.counted), resampling=None)
 
     def summed(
         self,
@@ -434,7 +443,4 @@ class Estimator:
         if self.bootstrap is not None:
             numbered = frame.select(*(k for k in keys if k != WHOLE))
             resampled = resampling(partitioned(numbered, by), keys, self.bootstrap, source)
-        estimation = Estimation(
-            source, by, keys, self.counted, weight, self.bootstrap, resampled, partitions
-        )
-        return frame, estimation
+        return frame, Estimation(source, by, keys, self, weight, resampled, partitions)
