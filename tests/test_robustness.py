@@ -303,7 +303,12 @@ _INTERVAL_OUTPUTS = {
         lambda f, by="part", **ci: fa.fair.exp(f, ranking="query", size="rows", by=by, **ci),
     ),
 }
-_UNITS = {"cluster_balance": "points", "ec_global": "samples", "exp": "rankings"}
+_UNITS = {
+    "cluster_balance": "points",
+    "ec_global": "samples",
+    "correspondence": "queries",
+    "exp": "rankings",
+}
 
 
 @pytest.mark.parametrize(
@@ -314,7 +319,7 @@ _UNITS = {"cluster_balance": "points", "ec_global": "samples", "exp": "rankings"
         for name in (
             f"{metric}_lo",
             f"{metric}_hi",
-            _UNITS.get(metric, "queries"),
+            _UNITS[metric],
             "undefined_replicates",
         )
     ],

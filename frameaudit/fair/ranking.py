@@ -172,7 +172,7 @@ def _prepare(
     grades: int | None = 1,
     grouped: bool = True,
     weight: str | None = None,
-    estimator: Estimator = _POINT,
+    estimator: Estimator,
     per_group: bool = False,
     universe: Universe | None = None,
     size: Size | None = None,

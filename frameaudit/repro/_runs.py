@@ -53,8 +53,6 @@ RUN_A = "__fa_run_a"
 RUN_B = "__fa_run_b"
 UNITS = "samples"
 """The output column with the number of samples behind a value (with ``ci=``)."""
-POINT_ESTIMATE = Estimator(UNITS)
-"""The estimation of a call without ``ci=``: the point estimate."""
 SAMPLE_UNCERTAINTY = uncertainty_parameters(
     "sample",
     weights="Column of sample weights: non-negative, finite, the same in every row of a sample. "
@@ -189,7 +187,7 @@ def prepare(
     by: Names | None,
     regression: bool = False,
     weight: str | None = None,
-    estimator: Estimator = POINT_ESTIMATE,
+    estimator: Estimator,
     outputs: Sequence[str] = (),
     score: str | None = None,
     group: Names | None = None,
