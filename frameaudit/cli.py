@@ -178,7 +178,7 @@ def _read(path: str, columns: dict[str, str]) -> pl.DataFrame:
                 raise ColumnNotFoundError.build(
                     column, parameter=option, available=names, frame=path
                 )
-        return lazy.select(list(columns)).collect()
+        frame = lazy.select(list(columns)).collect()
     except (pl.exceptions.PolarsError, OSError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         hint = ""
@@ -187,6 +187,11 @@ def _read(path: str, columns: dict[str, str]) -> pl.DataFrame:
         kind = file.suffix.lower().lstrip(".")
         msg = f"FILE={path!r}: cannot be read as {kind}: {first}{hint}"
         raise InvalidParameterError(msg) from None
+    if not frame.height:
+        # a CSV of a header alone reads its columns as text: their dtypes would be the error
+        msg = f"FILE={path!r}: holds no rows (a header alone?); expected at least one row"
+        raise InvalidParameterError(msg)
+    return frame
 
 
 def _typed(frame: pl.DataFrame, column: str, option: str, text: str) -> Any:

@@ -417,6 +417,8 @@ def test_report_repro_and_explain(tmp_path: Path, capsys: pytest.CaptureFixture[
         (["ranking", "{dir}/log.parquet", "--group", "gendr"], "did you mean 'gender'?"),
         (["ranking", "{dir}/absent.parquet"], "FILE='{dir}/absent.parquet': no such file"),
         (["ranking", "{dir}/log.txt"], "expected a file ending in .parquet"),
+        # a header alone: its columns read as text, but the file is what is wrong
+        (["ranking", "{dir}/header.csv", "--group", "g"], "FILE='{dir}/header.csv': holds no rows"),
         (["ranking", "{dir}/log.parquet", "--group", "gender"], "unique within each ranking"),
         (["clustering", "{dir}/points.parquet", "--a", "x", "--b", "1"], "--a='x': expected a"),
         (
@@ -432,6 +434,7 @@ def test_report_errors_are_one_clear_line(
 ) -> None:
     ranking_example().write_parquet(tmp_path / "log.parquet")
     (tmp_path / "log.txt").write_text("rank\n1\n")
+    (tmp_path / "header.csv").write_text("rank,g\n")
     pl.DataFrame({"cluster": [0, 1], "group": [0, 1]}).write_parquet(tmp_path / "points.parquet")
     flags = pl.DataFrame({"cluster": [0, 1], "group": [True, False]})
     flags.write_parquet(tmp_path / "flags.parquet")
