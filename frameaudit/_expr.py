@@ -11,6 +11,7 @@ __all__ = [
     "WHOLE",
     "aggregate",
     "discount",
+    "divided_in",
     "hashed_keys",
     "joined_on",
     "log1p",
@@ -84,16 +85,23 @@ def safe_div(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
     that raise or return null on a division by zero (Spark in ANSI mode, DuckDB) give the same
     answer as Polars. Kept small: narwhals re-evaluates every node of a nested expression.
     """
+    divided: nw.Expr = divided_in(nw, numerator, denominator)
+    return divided
+
+
+def divided_in(ns: Any, numerator: Any, denominator: Any) -> Any:
+    """:func:`safe_div` in the expressions of ``ns``: narwhals', or Polars' own (``pl``)."""
+    null = ns.lit(None, dtype=ns.Float64)
     return (
-        nw.when(numerator.is_null() | denominator.is_null())
-        .then(null_float())
+        ns.when(numerator.is_null() | denominator.is_null())
+        .then(null)
         .when(denominator != 0)
-        .then(numerator.cast(nw.Float64) / denominator.cast(nw.Float64))
+        .then(numerator.cast(ns.Float64) / denominator.cast(ns.Float64))
         .when(numerator > 0)
-        .then(nw.lit(float("inf")))
+        .then(ns.lit(float("inf")))
         .when(numerator < 0)
-        .then(nw.lit(float("-inf")))
-        .otherwise(null_float())
+        .then(ns.lit(float("-inf")))
+        .otherwise(null)
     )
 
 

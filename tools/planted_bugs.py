@@ -120,7 +120,7 @@ BUGS = (
         ("tests/test_plans.py", "tests/fair/test_ranking_errors.py"),
     ),
     Bug(
-        "Spark only: booleans in messages written in lower case",
+        "Spark and DuckDB: booleans in messages written in lower case",
         "frameaudit/_engine/text.py",
         "CASE WHEN {value} THEN 'True' ELSE 'False' END",
         "CASE WHEN {value} THEN 'true' ELSE 'false' END",
@@ -147,6 +147,13 @@ BUGS = (
         "        return distinct.sized(summed, name)\n",
         "        return self.sized(summed.drop(SINGLE), rows, keys, item=item, name=name)\n",
         ("tests/test_interval_coverage.py",),
+    ),
+    Bug(
+        "the Variance combo divides by the number of groups, not one less",
+        "frameaudit/_engine/combos.py",
+        'divided_in(ns, c("__fa_dev2sum"), c("__fa_g") - 1.0)',
+        'divided_in(ns, c("__fa_dev2sum"), c("__fa_g"))',
+        ("tests/fair/test_ranking_combos.py", "tests/repro/test_multiplicity.py"),
     ),
     Bug(
         "an interval's output names are not reserved from the role columns",

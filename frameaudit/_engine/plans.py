@@ -34,7 +34,7 @@ import re
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 import polars as pl
@@ -50,8 +50,10 @@ __all__ = [
     "count_distinct",
     "exact_means",
     "exact_sums",
+    "expressions",
     "join_small",
     "materialized_shared",
+    "native_step",
     "order_marks",
     "order_within",
     "per_order",
@@ -442,10 +444,9 @@ def exact_sums(
     plain = [nw.col(c).sum() for c in columns if c not in floats]
     if not floats:
         return aggregate(frame, keys, *plain, *also)
-    # The per-row and per-group steps are written once for either namespace: on Polars in
-    # its own expressions, which cost a fifth of narwhals' to build (a call's fixed cost).
-    on_polars = frame.implementation is nw.Implementation.POLARS
-    ns: Any = pl if on_polars else nw
+    # The per-row and per-group steps are written once for either namespace (expressions)
+    ns = expressions(frame)
+    on_polars = ns is pl
     int128, float64 = (pl.Int128, pl.Float64) if on_polars else (nw.Int128(), nw.Float64)
 
     def term(i: int, j: int) -> str:
@@ -455,8 +456,9 @@ def exact_sums(
         value = ns.col(column)
         return value.fill_nan(0.0) if on_polars else value
 
-    scaled = _with_columns(
+    scaled = native_step(
         frame,
+        "with_columns",
         (
             (finite(c) * 2.0**scale)
             .clip(-(2.0**86), 2.0**86)  # beyond it the group is outside the window
@@ -485,15 +487,27 @@ def exact_sums(
         totals.append(total.alias(c))
     helpers = [f"__fa_m{i}" for i in range(len(floats))]
     helpers += [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
-    return _with_columns(summed, totals).drop(*helpers)
+    return native_step(summed, "with_columns", totals).drop(*helpers)
 
 
-def _with_columns(frame: nw.LazyFrame[Any], columns: Iterable[Any]) -> nw.LazyFrame[Any]:
-    """``frame.with_columns(*columns)``: Polars expressions on Polars, else narwhals ones."""
+def expressions(frame: nw.LazyFrame[Any]) -> Any:
+    """The namespace to write ``frame``'s next step in: Polars' own on Polars, else narwhals.
+
+    Polars' expressions cost a fifth of narwhals' to build (a call's fixed cost); the same
+    code writes both, through :func:`native_step`.
+    """
+    return pl if frame.implementation is nw.Implementation.POLARS else nw
+
+
+def native_step(
+    frame: nw.LazyFrame[Any], method: Literal["select", "with_columns"], columns: Iterable[Any]
+) -> nw.LazyFrame[Any]:
+    """``frame.select`` or ``frame.with_columns`` of expressions of :func:`expressions`."""
     if frame.implementation is nw.Implementation.POLARS:
-        native: pl.LazyFrame = frame.to_native()
-        return nw.from_native(native.with_columns(*columns))
-    return frame.with_columns(*columns)
+        native: pl.LazyFrame = getattr(frame.to_native(), method)(*columns)
+        return nw.from_native(native)
+    stepped: nw.LazyFrame[Any] = getattr(frame, method)(*columns)
+    return stepped
 
 
 def exact_means(
