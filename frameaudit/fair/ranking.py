@@ -1646,7 +1646,7 @@ def _ndkl_step(rows: nw.LazyFrame[Any], count: str, order: str, share: str) -> n
     small where the prefix holds about its share (ln(c/(iD)) as ln(1 + (c − iD)/(iD))), so
     that a long ranking's sums do not cancel terms of size i·ln i. 0 where D = 0 (the ranking
     is then +inf: ``_OFF_TARGET``). The operands are columns first: inlined, the formula
-    repeats them dozens of times, which DuckDB's optimizer took 50-90 ms a call to factor out.
+    repeats each of them up to a dozen times, for every engine to build and factor out again.
     """
     d = nw.col(share)
     expected = nw.col(order).cast(nw.Float64) * d
