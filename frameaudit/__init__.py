@@ -21,6 +21,7 @@ from frameaudit._registry import Metric, metrics
 from frameaudit.exceptions import (
     ColumnNotFoundError,
     FrameAuditError,
+    InvalidCallError,
     InvalidDtypeError,
     InvalidParameterError,
     InvalidValueError,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ColumnNotFoundError",
     "FrameAuditError",
+    "InvalidCallError",
     "InvalidDtypeError",
     "InvalidParameterError",
     "InvalidValueError",

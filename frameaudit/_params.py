@@ -6,7 +6,8 @@ Each public function declares its options once, next to its signature::
     def erbe(frame, *, ..., decay=0.5, combo="MinMaxRatio"): ...
 
 The decorator checks every declared parameter on each call, with the same wording in every
-family, before the function runs, and records the declaration on the function
+family, before the function runs (and, first, that the call is one the signature takes:
+:func:`strict`), and records the declaration on the function
 (``__parameter_constraints__``) so that one generic test can try invalid values on every public
 function (the model is scikit-learn's ``_parameter_constraints``). Column-role parameters are
 checked by :func:`frameaudit._roles.bind` instead: what they accept depends on the frame.
@@ -14,16 +15,17 @@ checked by :func:`frameaudit._roles.bind` instead: what they accept depends on t
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from frameaudit._engine import MAX_SEED
-from frameaudit.exceptions import InvalidParameterError
+from frameaudit.exceptions import InvalidCallError, InvalidParameterError
 
 __all__ = [
     "MAX_BOOT",
@@ -38,6 +40,7 @@ __all__ = [
     "Real",
     "Several",
     "constraints",
+    "strict",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -275,10 +278,65 @@ def constraints(**declared: Constraint) -> Callable[[F], F]:
                 constraint.check(name, kwargs.get(name, defaults[name]))
             return function(*args, **kwargs)
 
-        checked.__parameter_constraints__ = dict(declared)  # type: ignore[attr-defined]
-        return checked  # type: ignore[return-value]
+        refusing = cast("F", strict(checked))
+        refusing.__parameter_constraints__ = dict(declared)  # type: ignore[attr-defined]
+        return refusing
 
     return decorate
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def strict(function: F) -> F:
+    """``function``, refusing a call its signature does not take with :class:`InvalidCallError`.
+
+    Python's own ``TypeError`` for a misspelt option names neither what the function takes nor
+    the likely intended name; this error names the parameter, the function's parameters and
+    the closest one. The function takes no ``*args`` or ``**kwargs``.
+    """
+    title = f"{function.__name__}()"
+    parameters = list(inspect.signature(function).parameters.values())
+    if any(p.kind not in (*_POSITIONAL, inspect.Parameter.KEYWORD_ONLY) for p in parameters):
+        msg = f"{title} takes *args or **kwargs: a strict signature cannot check its calls"
+        raise TypeError(msg)
+    positional = [p.name for p in parameters if p.kind in _POSITIONAL]
+    named = [p.name for p in parameters if p.kind in _NAMED]
+    known = set(named)
+    required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
+
+    def problem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+        given = len(args)
+        if given > len(positional):
+            options = ", ".join(f"{n}=" for n in named if n not in positional)
+            return (
+                f"{title} takes {len(positional)} positional argument(s) "
+                f"({', '.join(positional)}), found {given}; give the options by name: {options}"
+            )
+        for name in kwargs:
+            if name not in known:
+                close = difflib.get_close_matches(name, named, n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                return (
+                    f"{name}=: {title} has no parameter {name!r}; expected one of: "
+                    f"{', '.join(named)}{hint}"
+                )
+            if name in positional[:given]:
+                return f"{name}=: {title} was given {name} twice, by position and by name"
+        for name in required:
+            if name not in kwargs and name not in positional[:given]:
+                return f"{name}=: {title} needs {name}, found none given"
+        return None
+
+    @functools.wraps(function)
+    def refusing(*args: Any, **kwargs: Any) -> Any:
+        found = problem(args, kwargs)
+        if found is not None:
+            raise InvalidCallError(found)
+        return function(*args, **kwargs)
+
+    return refusing  # type: ignore[return-value]
 
 
 MAX_BOOT = 100_000

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from frameaudit._params import Real
+from frameaudit._params import Real, strict
 from frameaudit.exceptions import InvalidParameterError
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 
+@strict
 def group_sizes(proportions: Sequence[float] | np.ndarray, num_items: int) -> np.ndarray:
     """Split ``num_items`` by ``proportions`` exactly (largest remainder; ties to the first).
 
@@ -78,6 +79,7 @@ def _check_proportions(
     return names, proportions
 
 
+@strict
 def biased_rankings(
     group_proportions: Mapping[str, float] | Sequence[float],
     num_items: int,
@@ -185,6 +187,7 @@ def _place_items(groups: np.ndarray, sizes: np.ndarray, rng: np.random.Generator
     return items
 
 
+@strict
 def ranking_example(seed: int = 0) -> pl.DataFrame:
     """A realistic search log: 20 queries × 30 results, intersectional groups, relevance, clicks.
 
@@ -215,6 +218,7 @@ def ranking_example(seed: int = 0) -> pl.DataFrame:
     )
 
 
+@strict
 def rankers_example(seed: int = 0) -> pl.DataFrame:
     """Two rankers of the same search log: the current one and a fairness re-ranker.
 
@@ -250,6 +254,7 @@ def rankers_example(seed: int = 0) -> pl.DataFrame:
     ).select("ranker", *current.columns)
 
 
+@strict
 def clustering_example(seed: int = 0) -> pl.DataFrame:
     """A customer segmentation: 2,000 points in 4 clusters, with a protected attribute.
 
@@ -279,6 +284,7 @@ def clustering_example(seed: int = 0) -> pl.DataFrame:
     )
 
 
+@strict
 def runs_example(seed: int = 0) -> pl.DataFrame:
     """Five training runs of a 3-class classifier, predicting the same 1,000 samples.
 
@@ -308,6 +314,7 @@ def runs_example(seed: int = 0) -> pl.DataFrame:
     )
 
 
+@strict
 def cases_example(seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Training cases and test queries for case-based explanations.
 
@@ -339,6 +346,7 @@ def cases_example(seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
 
 
+@strict
 def importance_example(seed: int = 0) -> pl.DataFrame:
     """Feature importances of 8 features, overall and for two groups.
 
@@ -369,6 +377,7 @@ _QRELS_FIELDS = ("query", "iteration", "item", "relevance")
 _DATA = Path(__file__).parent / "data"
 
 
+@strict
 def read_trec_run(path: str | Path) -> pl.DataFrame:
     """A TREC run file as a tidy frame: one row per retrieved item of a ranking.
 
@@ -406,6 +415,7 @@ def read_trec_run(path: str | Path) -> pl.DataFrame:
     )
 
 
+@strict
 def read_qrels(path: str | Path) -> pl.DataFrame:
     """A TREC qrels file (relevance judgments) as a tidy frame: one row per judged item.
 
@@ -427,6 +437,7 @@ def read_qrels(path: str | Path) -> pl.DataFrame:
     return fields.select("query", "iteration", "item", _integer(fields, "relevance", path))
 
 
+@strict
 def trec_example() -> tuple[Path, Path]:
     """The paths of a tiny TREC run and its qrels, bundled with the package.
 

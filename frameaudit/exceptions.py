@@ -35,6 +35,7 @@ __all__ = [
     "ENGINE_MARKER",
     "ColumnNotFoundError",
     "FrameAuditError",
+    "InvalidCallError",
     "InvalidDtypeError",
     "InvalidParameterError",
     "InvalidValueError",
@@ -135,6 +136,14 @@ class InvalidParameterError(FrameAuditError):
         if close:
             msg += f"; did you mean {close[0]!r}?"
         return cls(msg)
+
+
+class InvalidCallError(InvalidParameterError, TypeError):
+    """A call the function does not take.
+
+    A keyword it has no parameter for, a required one left out, one given twice, or options
+    given by position. A :class:`TypeError` too, as Python's own error for such a call is.
+    """
 
 
 class UnsupportedBackendError(FrameAuditError, TypeError):

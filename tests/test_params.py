@@ -77,14 +77,17 @@ CASES = [
 def test_invalid_option_raises_naming_the_parameter(
     name: str, function: Callable[..., Any], parameter: str, value: Any
 ) -> None:
-    positional = [
-        p
-        for p in inspect.signature(function).parameters.values()
-        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-    ]
+    parameters = inspect.signature(function).parameters.values()
+    positional = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
     not_a_frame = [object()] * len(positional)
+    # the other required arguments (judgments=, metric=, ...): anything, as they are not read
+    required = {
+        p.name: object()
+        for p in parameters
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    }
     with pytest.raises(fa.InvalidParameterError) as raised:
-        function(*not_a_frame, **{parameter: value})
+        function(*not_a_frame, **{**required, parameter: value})
     assert str(raised.value).startswith(f"{parameter}={value!r}"), name
 
 
@@ -126,3 +129,68 @@ def test_constraint_wording(constraint: _params.Constraint, value: Any, message:
 )
 def test_constraint_accepts(constraint: _params.Constraint, value: Any) -> None:
     constraint.check("p", value)
+
+
+def _every_public() -> list[tuple[str, Callable[..., Any]]]:
+    import frameaudit.compare
+    import frameaudit.report
+
+    modules = (fa.fair, fa.repro, fa.explain, frameaudit.compare, frameaudit.report, fa.datasets)
+    return [
+        (f"{module.__name__}.{name}", getattr(module, name))
+        for module in modules
+        for name in module.__all__
+        if inspect.isfunction(getattr(module, name))
+    ]
+
+
+EVERY = _every_public()
+
+
+@pytest.mark.parametrize(("name", "function"), EVERY, ids=[n for n, _ in EVERY])
+def test_a_call_the_signature_does_not_take_is_a_frameaudit_error(
+    name: str, function: Callable[..., Any]
+) -> None:
+    """A misspelt option, options by position and a missing argument: a frameaudit error
+    (and a TypeError, as Python's own) naming the parameter, before any data is read."""
+    parameters = list(inspect.signature(function).parameters.values())
+    title = f"{function.__name__}()"
+    positional = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    named = [p.name for p in parameters]
+    not_a_frame = [object()] * len(positional)
+    errors: list[fa.InvalidCallError] = []
+
+    def refused(*args: Any, **kwargs: Any) -> str:
+        with pytest.raises(fa.InvalidCallError) as raised:
+            function(*args, **kwargs)
+        errors.append(raised.value)
+        return str(raised.value)
+
+    # the longest parameter, one letter short: the message lists them all and suggests it
+    if named:
+        longest = max(named, key=len)
+        typo = longest[:-1]
+        assert refused(*not_a_frame, **{typo: 1}) == (
+            f"{typo}=: {title} has no parameter {typo!r}; expected one of: "
+            f"{', '.join(named)}; did you mean {longest!r}?"
+        ), name
+    # a name like none of them: no suggestion
+    assert refused(*not_a_frame, zzz=1).endswith(f"expected one of: {', '.join(named)}"), name
+    # one positional argument too many: the options are to be given by name
+    message = refused(*not_a_frame, object())
+    assert message.startswith(
+        f"{title} takes {len(positional)} positional argument(s) "
+        f"({', '.join(p.name for p in positional)}), found {len(positional) + 1}"
+    ), name
+    # a positional parameter given by name as well
+    if positional:
+        first = positional[0].name
+        assert refused(*not_a_frame, **{first: object()}) == (
+            f"{first}=: {title} was given {first} twice, by position and by name"
+        ), name
+    # every required parameter left out in turn (the others given)
+    required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
+    for left_out in required:
+        given = {n: object() for n in required if n != left_out}
+        assert refused(**given) == f"{left_out}=: {title} needs {left_out}, found none given"
+    assert all(isinstance(e, TypeError) for e in errors), name

@@ -12,6 +12,7 @@ import polars as pl
 from scipy.optimize import linear_sum_assignment
 
 from frameaudit._engine import Source, to_engine
+from frameaudit._params import strict
 from frameaudit.compare._comparison import Correction, Options, compared, single_calls
 from frameaudit.compare._result import Comparison
 from frameaudit.report import _tables
@@ -19,6 +20,7 @@ from frameaudit.report import _tables
 __all__ = ["clustering"]
 
 
+@strict
 def clustering(
     frame: Any,
     *,

@@ -6,12 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from frameaudit import explain as family
+from frameaudit._params import strict
 from frameaudit.compare._comparison import Call, Correction, Options, compared
 from frameaudit.compare._result import Comparison
 
 __all__ = ["explain"]
 
 
+@strict
 def explain(
     frame: Any,
     *,

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._params import strict
 from frameaudit._registry import metrics
 from frameaudit.compare._comparison import Call, Correction, Derived, Options, compared
 from frameaudit.compare._result import Comparison
@@ -21,6 +22,7 @@ from frameaudit.report._ranking import group_calls
 __all__ = ["ranking"]
 
 
+@strict
 def ranking(
     frame: Any,
     *,

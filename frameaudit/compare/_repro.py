@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import narwhals.stable.v2 as nw
 
+from frameaudit._params import strict
 from frameaudit.compare._comparison import Correction, Options, compared, single_calls
 from frameaudit.compare._result import Comparison
 from frameaudit.exceptions import ColumnNotFoundError, InvalidParameterError
@@ -17,6 +18,7 @@ from frameaudit.repro._runs import EmptyUnion
 __all__ = ["repro"]
 
 
+@strict
 def repro(
     frame: Any,
     *,

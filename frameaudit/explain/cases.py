@@ -25,7 +25,7 @@ from frameaudit._engine import (
     nearest_rows,
     require_kernel_engine,
 )
-from frameaudit._params import Choice, Flag, Integer, Optional, constraints
+from frameaudit._params import Choice, Flag, Integer, Optional, constraints, strict
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
@@ -222,6 +222,7 @@ def euclidean_distance(
 ) -> PolarsExpr: ...
 
 
+@strict
 def euclidean_distance(
     x: Sequence[str], y: Sequence[str], *, backend: Literal["narwhals", "polars"] = "narwhals"
 ) -> nw.Expr | PolarsExpr:

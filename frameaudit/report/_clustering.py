@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._params import strict
 from frameaudit._registry import metrics
 from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import UnsupportedBackendError
@@ -28,6 +29,7 @@ LAYOUT = Layout(
 )
 
 
+@strict
 def clustering(
     frame: Any,
     *,

@@ -8,6 +8,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
+from frameaudit._params import strict
 from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.explain import correspondence, position_parity, rank_alignment
@@ -64,6 +65,7 @@ _SHOWN_QUERIES = 5  # the least supported queries in ``worst``
 _LEAST = 10  # ... and in the ``least_supported`` table
 
 
+@strict
 def explain(
     cases: Any = None,
     importances: Any = None,

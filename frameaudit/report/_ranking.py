@@ -20,6 +20,7 @@ from frameaudit._engine import (
     paired_replicates,
     schema_names,
 )
+from frameaudit._params import strict
 from frameaudit._registry import Metric, metrics
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.fair.ranking import Size
@@ -44,6 +45,7 @@ _SHOWN_RANKINGS = 5  # the worst rankings by NDKL in ``worst``
 _BUCKET, _ROWS = "__fa_bucket", "__fa_rows"
 
 
+@strict
 def ranking(
     frame: Any,
     *,

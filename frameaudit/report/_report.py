@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from frameaudit._params import strict
 from frameaudit.exceptions import InvalidParameterError
 from frameaudit.report import _charts, _layout, _render
 
@@ -369,6 +370,7 @@ class Report:
         return f"<frameaudit Report: {self.title}>"
 
 
+@strict
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of :meth:`Report.to_json`, shipped with the package."""
     schema: dict[str, Any] = json.loads(
@@ -389,6 +391,7 @@ def exported(text: str, path: str | Path | None) -> str:
     return text
 
 
+@strict
 def write_atomically(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` whole or not at all.
 

@@ -9,6 +9,7 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit import repro as metrics
+from frameaudit._params import strict
 from frameaudit._registry import Metric, entry
 from frameaudit._registry import metrics as registered
 from frameaudit._roles import Names, Role, column_names
@@ -41,6 +42,7 @@ _HEADLINE = "ec_local"
 _LABELLED_RUNS = 12  # the matrix shows each cell's value up to this many runs
 
 
+@strict
 def repro(
     frame: Any,
     *,
