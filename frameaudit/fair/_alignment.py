@@ -62,8 +62,12 @@ def aligned(
     item: str,
     source: Source,
     unaligned: Unaligned,
+    listed: bool = False,
 ) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """Each item of ``items`` (a frame of the ``item`` column) with its cells and weights.
+
+    With ``listed``, the items the alignments list are among them too (a group's fixed
+    size counts every item aligned with it, as a mapping's does).
 
     Returns the rows (``item``, the group columns, :data:`SHARE`), one per item and cell of
     positive weight, and the alignments' checks: no nulls, weights in [0, 1] summing to 1 per
@@ -71,7 +75,7 @@ def aligned(
     """
     item_dtype = items.collect_schema()[item]
     checks: list[validate.Check] = []
-    table: nw.LazyFrame[Any] | None = None
+    dimensions = []
     for frame, group in zip(frames, groups, strict=True):
         roles = {item: "item", group: "group", _WEIGHT: "alignment"}
         dimension = source.align(frame, roles, frame_name="alignment")
@@ -86,7 +90,6 @@ def aligned(
                 )
                 raise InvalidDtypeError(msg)
             dimension = dimension.with_columns(nw.col(item).cast(item_dtype))
-        weight = nw.col(_WEIGHT).cast(nw.Float64)
         checks += [
             validate.no_nulls(
                 dimension,
@@ -104,6 +107,12 @@ def aligned(
                 " item(s) do not sum to 1",
             ),
         ]
+        dimensions.append(dimension)
+    if listed:
+        items = nw.concat([items, *(d.select(item) for d in dimensions)], how="vertical").unique()
+    table: nw.LazyFrame[Any] | None = None
+    for dimension, group in zip(dimensions, groups, strict=True):
+        weight = nw.col(_WEIGHT).cast(nw.Float64)
         rows = dimension.filter(weight > 0).select(item, group, weight.alias(SHARE))
         missing = items.join(dimension.select(item).unique(), on=item, how="anti")
         filled: nw.LazyFrame[Any] | None

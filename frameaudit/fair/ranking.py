@@ -151,6 +151,8 @@ class _Prepared:
     groups the data holds (in any partition, in rankings of positive weight)."""
     checks: list[validate.Check] = field(default_factory=list)
     size: Size = "rows"
+    aligned: bool = False
+    """Soft groups (``alignment=``): each row holds its item's weight in its cell, :data:`SHARE`."""
 
     @property
     def rankings(self) -> list[str]:
@@ -403,6 +405,57 @@ def _join_mapping(
     return joined, mapping, [*checks, _unmapped_check(unmapped, item)]
 
 
+def _alignment_options(item: str | None, groups: GroupMapping | None) -> None:
+    """``alignment=``'s options against the others, reading no data."""
+    if item is None:
+        raise InvalidParameterError("alignment=: give item= the item column to join on")
+    if groups is not None:
+        msg = "groups=, alignment=: give the groups as a mapping or as alignments, not both"
+        raise InvalidParameterError(msg)
+
+
+def _join_alignment(
+    prep: _Prepared,
+    alignment: Any,
+    group: Names | None,
+    unaligned: Unaligned,
+    *,
+    outputs: Sequence[str],
+    listed: bool,
+) -> nw.LazyFrame[Any]:
+    """``prep``'s rows in their items' cells (soft groups), and the cells.
+
+    Each row becomes one row per cell of its item, with the item's weight in the cell
+    (:data:`SHARE`); ``prep``'s groups become the alignments' group columns. ``listed``: the
+    cells of every item the alignments list as well (a group's fixed size counts them all).
+    """
+    assert prep.item is not None
+    frames, names = alignment_frames(alignment, group)
+    taken = {*prep.frame.collect_schema().names(), *outputs}
+    for name in names:
+        if name in taken:
+            msg = (
+                f"group={name!r}: with alignment= it names an alignment's group column, but "
+                "the frame's column or an output column of that name plays another role; "
+                "rename the alignment's column and give group= that name"
+            )
+            raise InvalidParameterError(msg)
+    cells, checks = aligned(
+        prep.frame.select(prep.item).unique(),
+        frames,
+        names,
+        item=prep.item,
+        source=prep.estimation.source,
+        unaligned=unaligned,
+        listed=listed,
+    )
+    prep.frame = prep.frame.join(cells, on=prep.item, how="inner")
+    prep.groups = names
+    prep.checks.extend(checks)
+    prep.aligned = True
+    return cells
+
+
 def item_groups(
     groups: GroupMapping, source: Source, *, item: str, group: str
 ) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
@@ -499,7 +552,9 @@ def _per_group(
     schema = sums.collect_schema()
     filled = [nw.col(c).fill_null(0.0) for c in (_NUM, _ROWS, _DEN, _SIZE) if c in schema]
     if prep.mapping is not None:
-        universe = prep.mapping.group_by(prep.groups).agg(nw.len().alias(_SIZE))
+        # a group's fixed size: its items (soft groups: their weights in it)
+        counted = nw.col(SHARE).sum() if prep.aligned else nw.len()
+        universe = prep.mapping.group_by(prep.groups).agg(counted.alias(_SIZE))
         sums = sums.drop(_SIZE, strict=False)
     # The grid. Without a bootstrap, from the sums (small, cached): a scan of the rows for it
     # was one more branch reading them, and Polars' streaming engine held the rows between
@@ -517,7 +572,8 @@ def _per_group(
     value = safe_div(nw.col(_NUM), den).alias(metric)
     if _SIZE not in sums.collect_schema():
         return sums.select(*keys, value)
-    size = nw.col(_SIZE).cast(nw.Float64 if estimation.weight else nw.Int64)
+    fractional = estimation.weight or prep.aligned
+    size = nw.col(_SIZE).cast(nw.Float64 if fractional else nw.Int64)
     return sums.select(*keys, value, size.alias(_SIZE))
 
 
@@ -640,14 +696,30 @@ def _pooled_metric(
     size: Size | None = None,
     values: Mapping[str, str] | None = None,
     binary_relevance: bool = False,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
 ) -> Any:
-    """The sum metrics: V_g = Σ_rows numerator / (n_g, Σ relevance or 1)."""
+    """The sum metrics: V_g = Σ_rows numerator / (n_g, Σ relevance or 1).
+
+    With ``alignment=``, a row counts in each cell of its item with the item's weight there,
+    and n_g is the group's fixed size over the items aligned with it, as with a mapping.
+    """
     values = dict(values or {})
+    if alignment is not None:
+        _alignment_options(item, groups)
+        if universe is not None:
+            msg = (
+                "universe=: with alignment= the alignments' groups are the universe; give the "
+                "groups through the alignments or through universe=, not both"
+            )
+            raise InvalidParameterError(msg)
+        alignment_frames(alignment, group)
     prep = _prepare(
         frame,
         metric,
         rank=rank,
-        group=group,
+        group=group if alignment is None else None,
+        grouped=alignment is None,
         ranking=ranking,
         item=item,
         groups=groups,
@@ -661,11 +733,18 @@ def _pooled_metric(
         sized=denominator == "size",
         listed_combos=isinstance(combo, list | tuple),
     )
+    if alignment is not None:
+        outputs = [metric, "n", COMBO, *estimator.outputs(metric)]
+        prep.mapping = _join_alignment(
+            prep, alignment, group, unaligned, outputs=outputs, listed=True
+        )
     if binary_relevance:
         prep.checks.append(
             validate.binary(prep.frame, values["relevance"], "relevance", metric.upper())
         )
     weighted = prep.estimation.unit_weight()
+    if prep.aligned:
+        weighted = weighted * nw.col(SHARE)
     columns = {_NUM: numerator.cast(nw.Float64) * weighted, _ROWS: weighted}
     if denominator == "sum":
         columns[_DEN] = nw.col(values["relevance"]).cast(nw.Float64) * weighted
@@ -691,7 +770,9 @@ def _pooled_metric(
 
 
 @registered("ranking", "group", unit=UNITS, options=("size",))
-@constraints(combo=_COMBOS, size=Optional(Choice(SIZES)), **UNCERTAINTY)
+@constraints(
+    combo=_COMBOS, size=Optional(Choice(SIZES)), **UNCERTAINTY, unaligned=Choice(UNALIGNED)
+)
 @shared_docs(uncertainty=_RANKING_UNCERTAINTY)
 def exp(
     frame: Any,
@@ -701,6 +782,8 @@ def exp(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
     universe: Universe | None = None,
     by: Names | None = None,
     size: Size | None = None,
@@ -735,6 +818,17 @@ def exp(
         Optional mapping item → group (a dict, or a frame with columns ``item`` and ``group``
         as named by those parameters). The group universe and group sizes then come from it,
         including items that are never ranked.
+    alignment
+        Soft groups instead of ``group=`` columns or a mapping: a frame with the item column,
+        a group column (named by ``group=``) and ``weight``, an item's weights summing to 1
+        (TREC 2022's alignment vectors), or a list of such frames, one per dimension, whose
+        cells weigh the product of the item's weights. A row counts in each of its item's
+        groups with the item's weight there, and n_g is the group's weight summed over the
+        items aligned with it (ranked or not), as with a mapping. Needs ``item=``; a hard
+        alignment (weights 1) gives what the same mapping as ``groups=`` gives.
+    unaligned
+        A ranked item an alignment does not list: ``"unknown"`` (a level ``unknown`` of the
+        dimension), ``"uniform"`` (spread evenly over its levels) or ``"drop"`` (left out).
     universe
         The groups the combos compare: a list of group values (tuples, one value per group
         column, for intersectional groups) or a frame of the group columns. None: every group
@@ -760,7 +854,8 @@ def exp(
     -------
     A frame of the input's kind: the ``by`` columns and ``exp`` (Float64), one row per
     partition, sorted by ``by``; with ``combo=None``, one row per (partition, group), with
-    the group size ``n`` (Int64; Float64, the weighted size, with ``weight=``). With ``ci``,
+    the group size ``n`` (Int64; Float64, the weighted size, with ``weight=``, and the summed
+    weights with ``alignment=``). With ``ci``,
     ``exp_lo`` and ``exp_hi`` follow the value, and ``rankings`` (the rankings behind it; the
     interval is null below 2) and ``undefined_replicates`` (replicates whose value is
     undefined, e.g. where a group is not drawn, left out of the interval) close the row.
@@ -802,6 +897,8 @@ def exp(
         ranking=ranking,
         item=item,
         groups=groups,
+        alignment=alignment,
+        unaligned=unaligned,
         by=by,
         combo=combo,
         weight=weight,
@@ -812,7 +909,7 @@ def exp(
 
 
 @registered("ranking", "group", unit=UNITS, roles={"relevance": "relevance"})
-@constraints(combo=_COMBOS, **UNCERTAINTY)
+@constraints(combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED))
 def expu(
     frame: Any,
     *,
@@ -822,6 +919,8 @@ def expu(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
     universe: Universe | None = None,
     by: Names | None = None,
     combo: Combos | None = "MinMaxRatio",
@@ -856,6 +955,8 @@ def expu(
         ranking=ranking,
         item=item,
         groups=groups,
+        alignment=alignment,
+        unaligned=unaligned,
         by=by,
         combo=combo,
         weight=weight,
@@ -866,7 +967,7 @@ def expu(
 
 
 @registered("ranking", "group", unit=UNITS, roles={"relevance": "relevance", "ctr": "ctr"})
-@constraints(combo=_COMBOS, **UNCERTAINTY)
+@constraints(combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED))
 def expru(
     frame: Any,
     *,
@@ -877,6 +978,8 @@ def expru(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
     universe: Universe | None = None,
     by: Names | None = None,
     combo: Combos | None = "MinMaxRatio",
@@ -910,6 +1013,8 @@ def expru(
         ranking=ranking,
         item=item,
         groups=groups,
+        alignment=alignment,
+        unaligned=unaligned,
         by=by,
         combo=combo,
         weight=weight,
@@ -925,6 +1030,7 @@ def expru(
     combo=_COMBOS,
     size=Optional(Choice(SIZES)),
     **UNCERTAINTY,
+    unaligned=Choice(UNALIGNED),
 )
 def awrf(
     frame: Any,
@@ -935,6 +1041,8 @@ def awrf(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
     universe: Universe | None = None,
     by: Names | None = None,
     size: Size | None = None,
@@ -971,6 +1079,8 @@ def awrf(
         ranking=ranking,
         item=item,
         groups=groups,
+        alignment=alignment,
+        unaligned=unaligned,
         by=by,
         combo=combo,
         weight=weight,
@@ -987,7 +1097,9 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
 
 
 @registered("ranking", "group", unit=UNITS, options=("decay",))
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY)
+@constraints(
+    decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED)
+)
 def erbe(
     frame: Any,
     *,
@@ -997,6 +1109,8 @@ def erbe(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
     universe: Universe | None = None,
     by: Names | None = None,
     combo: Combos | None = "MinMaxRatio",
@@ -1029,6 +1143,8 @@ def erbe(
         ranking=ranking,
         item=item,
         groups=groups,
+        alignment=alignment,
+        unaligned=unaligned,
         by=by,
         combo=combo,
         weight=weight,
@@ -1043,6 +1159,7 @@ def erbe(
     combo=_COMBOS,
     size=Optional(Choice(SIZES)),
     **UNCERTAINTY,
+    unaligned=Choice(UNALIGNED),
 )
 def erbp(
     frame: Any,
@@ -1053,6 +1170,8 @@ def erbp(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
     universe: Universe | None = None,
     by: Names | None = None,
     size: Size | None = None,
@@ -1086,6 +1205,8 @@ def erbp(
         ranking=ranking,
         item=item,
         groups=groups,
+        alignment=alignment,
+        unaligned=unaligned,
         by=by,
         combo=combo,
         weight=weight,
@@ -1103,7 +1224,9 @@ def erbp(
     options=("decay",),
     note="(binary relevance)",
 )
-@constraints(decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY)
+@constraints(
+    decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED)
+)
 def erbr(
     frame: Any,
     *,
@@ -1114,6 +1237,8 @@ def erbr(
     ranking: Names | None = None,
     item: str | None = None,
     groups: GroupMapping | None = None,
+    alignment: Any | None = None,
+    unaligned: Unaligned = "unknown",
     universe: Universe | None = None,
     by: Names | None = None,
     combo: Combos | None = "MinMaxRatio",
@@ -1147,6 +1272,8 @@ def erbr(
         ranking=ranking,
         item=item,
         groups=groups,
+        alignment=alignment,
+        unaligned=unaligned,
         by=by,
         combo=combo,
         weight=weight,
@@ -1776,15 +1903,15 @@ def awrf_js(
     0.990145
     """
     if alignment is not None:
-        if item is None:
-            raise InvalidParameterError("alignment=: give item= the item column to join on")
+        _alignment_options(item, groups)
         if target is None or (isinstance(target, str) and target == "ranking"):
             msg = (
                 f"target={target!r}: with alignment= give the target distribution over the "
                 "alignment's groups (a mapping or a frame of shares)"
             )
             raise InvalidParameterError(msg)
-        frames, names = alignment_frames(alignment, group)
+        alignment_frames(alignment, group)
+    estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     prep = _prepare(
         frame,
         "awrf_js",
@@ -1796,24 +1923,14 @@ def awrf_js(
         groups=groups,
         by=by,
         weight=weight,
-        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
+        estimator=estimator,
         universe=universe,
     )
     if alignment is None:
         prep.frame = prep.frame.with_columns(nw.lit(1.0).alias(SHARE))
     else:
-        assert item is not None
-        cells, checks = aligned(
-            prep.frame.select(item).unique(),
-            frames,
-            names,
-            item=item,
-            source=prep.estimation.source,
-            unaligned=unaligned,
-        )
-        prep.frame = prep.frame.join(cells, on=item, how="inner")
-        prep.groups = names
-        prep.checks.extend(checks)
+        outputs = ["awrf_js", *estimator.outputs("awrf_js")]
+        _join_alignment(prep, alignment, group, unaligned, outputs=outputs, listed=False)
     reference = _reference(prep, target, listed=universe is not None)
     rankings, groups_ = prep.rankings, prep.groups
     weight_kept = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []

@@ -504,3 +504,69 @@ def to_wide(
             series[f"r{query}"] = pd.Series(rows[column].to_list())
     wide = {c: pd.DataFrame(series) for c, series in columns.items()}
     return wide.pop("item"), wide
+
+
+def soft_cells(
+    alignments: Sequence[Mapping[Any, Mapping[Any, float]]],
+    items: Sequence[Any],
+    unaligned: str,
+) -> dict[Any, dict[tuple[Any, ...], float]]:
+    """Each item's intersectional cells and their weights, from one alignment per dimension
+    (item → {group: weight}): the product of the item's weights in the dimensions.
+
+    An item a dimension does not list: level ``"unknown"`` with weight 1, each of the
+    dimension's levels with 1/levels (``"uniform"``), or no cell at all (``"drop"``).
+    Cells of weight 0 are left out.
+    """
+    cells: dict[Any, dict[tuple[Any, ...], float]] = {}
+    for item in items:
+        combined: dict[tuple[Any, ...], float] = {(): 1.0}
+        for dimension in alignments:
+            if item in dimension:
+                own = {g: w for g, w in dimension[item].items() if w > 0}
+            elif unaligned == "unknown":
+                own = {"unknown": 1.0}
+            elif unaligned == "uniform":
+                levels = sorted({g for weights in dimension.values() for g in weights})
+                own = dict.fromkeys(levels, 1.0 / len(levels))
+            else:
+                own = {}
+            combined = {(*cell, g): w * v for cell, w in combined.items() for g, v in own.items()}
+        if combined:
+            cells[item] = combined
+    return cells
+
+
+def soft_per_group(
+    metric: str,
+    rows: Sequence[Row],
+    cells: Mapping[Any, Mapping[tuple[Any, ...], float]],
+    *,
+    rank: str,
+    item: str,
+    params: Mapping[str, Any],
+) -> dict[tuple[Any, ...], tuple[Value, float]]:
+    """(V_g, n_g) of a sum metric over soft groups, for the rows of one partition.
+
+    A row counts in each cell of its item with the item's weight there; n_g sums the weights
+    of every item with a cell (ranked or not), as a mapping's fixed size counts its items.
+    """
+    universe = sorted({g for weights in cells.values() for g in weights})
+    sizes = dict.fromkeys(universe, 0.0)
+    for weights in cells.values():
+        for g, w in weights.items():
+            sizes[g] += w
+    num = dict.fromkeys(universe, 0.0)
+    rel = dict.fromkeys(universe, 0.0)
+    for row in rows:
+        for g, w in cells.get(row[item], {}).items():
+            num[g] += w * _weight(metric, row, rank, params)
+            if metric in ("expu", "expru", "erbr"):
+                rel[g] += w * float(row[params["relevance"]])
+    if metric in ("expu", "expru", "erbr"):
+        values = {g: div(num[g], rel[g]) for g in universe}
+    elif metric == "erbe":
+        values = dict(num)
+    else:
+        values = {g: div(num[g], sizes[g]) for g in universe}
+    return {g: (values[g], sizes[g]) for g in universe}
