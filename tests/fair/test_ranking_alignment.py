@@ -212,3 +212,20 @@ def test_weights_that_do_not_sum_to_one_are_refused() -> None:
         fa.InvalidValueError, match=r"alignment=: the weights of 1 item\(s\) do not sum to 1"
     ):
         fa.fair.erbe(run, alignment=alignment, item="item", ranking="query")
+
+
+def test_awrf_js_refuses_an_alignment_group_named_like_a_role_column() -> None:
+    run = _run()
+    alignment = _frame(_alignment(0, sorted(run["item"].unique()), ["m", "f"]), "query")
+    with pytest.raises(fa.InvalidParameterError) as raised:
+        fa.fair.awrf_js(
+            run,
+            item="item",
+            ranking="query",
+            group="query",
+            alignment=alignment,
+            target={"m": 0.5, "f": 0.5},
+        )
+    assert str(raised.value).startswith(
+        "group='query': with alignment= it names an alignment's group column"
+    )
