@@ -98,7 +98,6 @@ def _expected(
     return pl.DataFrame(out, schema={**schema, "n": pl.Float64})
 
 
-@pytest.mark.spark(cases=["exp"])
 @pytest.mark.parametrize("metric", SUM_METRICS)
 def test_a_hard_alignment_is_the_mapping(constructor: Constructor, metric: str) -> None:
     run = _run()
@@ -137,7 +136,7 @@ def test_soft_intersectional_groups_equal_the_reference(metric: str, unaligned: 
     assert_frame_close(result, expected, rel=1e-12)
 
 
-@pytest.mark.spark(cases=["erbe"])
+@pytest.mark.spark(cases=["erbe"])  # PySpark's case (a cases= name matches as a substring)
 @pytest.mark.parametrize("metric", ["exp", "erbe"])
 def test_soft_groups_on_every_engine(constructor: Constructor, metric: str) -> None:
     run = _run(seed=5)
