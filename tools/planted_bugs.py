@@ -162,6 +162,13 @@ BUGS = (
         "        if True:\n            return []\n",
         ("tests/test_robustness.py",),
     ),
+    Bug(
+        "soft groups' fixed sizes count the aligned items instead of summing their weights",
+        "frameaudit/fair/ranking.py",
+        "counted = nw.col(SHARE).sum() if prep.aligned else nw.len()",
+        "counted = nw.len()",
+        ("tests/fair/test_ranking_alignment.py",),
+    ),
 )
 
 
