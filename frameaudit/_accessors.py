@@ -15,6 +15,7 @@ import pandas as pd
 import polars as pl
 
 from frameaudit import explain, fair, repro  # noqa: F401 - their definitions fill the registry
+from frameaudit._params import strict
 from frameaudit._registry import Metric, metrics
 
 __all__ = ["FairNamespace", "ReproNamespace", "XaiNamespace", "register_namespaces"]
@@ -60,7 +61,8 @@ def _method(metric: Metric) -> Callable[..., Any]:
         return function(self._frame, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = metric.name
-    return method
+    # a call the method does not take is refused in its own terms (no frame to give)
+    return strict(method)
 
 
 def _namespace(name: str, namespace: str, doc: str) -> type[_Namespace]:

@@ -294,26 +294,32 @@ def strict(function: F) -> F:
 
     Python's own ``TypeError`` for a misspelt option names neither what the function takes nor
     the likely intended name; this error names the parameter, the function's parameters and
-    the closest one. The function takes no ``*args`` or ``**kwargs``.
+    the closest one. The function takes no ``*args`` or ``**kwargs``; a method's ``self``
+    (a namespace's, whose frame stands for the function's) is neither counted nor listed.
     """
     title = f"{function.__name__}()"
     parameters = list(inspect.signature(function).parameters.values())
     if any(p.kind not in (*_POSITIONAL, inspect.Parameter.KEYWORD_ONLY) for p in parameters):
         msg = f"{title} takes *args or **kwargs: a strict signature cannot check its calls"
         raise TypeError(msg)
+    bound = int(bool(parameters) and parameters[0].name == "self")
+    parameters = parameters[bound:]
     positional = [p.name for p in parameters if p.kind in _POSITIONAL]
     named = [p.name for p in parameters if p.kind in _NAMED]
     known = set(named)
     required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
+    takes = (
+        f"takes {len(positional)} positional argument(s) ({', '.join(positional)})"
+        if positional
+        else "takes no positional argument"
+    )
 
     def problem(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-        given = len(args)
+        given = len(args) - bound
         if given > len(positional):
             options = ", ".join(f"{n}=" for n in named if n not in positional)
-            return (
-                f"{title} takes {len(positional)} positional argument(s) "
-                f"({', '.join(positional)}), found {given}; give the options by name: {options}"
-            )
+            hint = f"; give the options by name: {options}" if options else ""
+            return f"{title} {takes}, found {given}{hint}"
         for name in kwargs:
             if name not in known:
                 close = difflib.get_close_matches(name, named, n=1, cutoff=0.6)

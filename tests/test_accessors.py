@@ -45,3 +45,28 @@ def test_method_signature_is_the_functions_without_the_frame(
     bound = getattr(getattr(FRAMES[target], namespace), method)
     assert inspect.signature(bound) == expected.replace(parameters=rest)
     assert bound.__doc__ == function.__doc__
+
+
+@pytest.mark.parametrize(("namespace", "target", "method"), CASES)
+def test_a_call_the_method_does_not_take_is_refused_in_its_own_terms(
+    namespace: str, target: str, method: str
+) -> None:
+    """The namespace supplies the frame: the error lists the method's parameters only, and
+    counts the positional arguments the caller gave."""
+    bound = getattr(getattr(FRAMES[target], namespace), method)
+    parameters = inspect.signature(bound).parameters.values()
+    named = [p.name for p in parameters]
+    positional = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    with pytest.raises(fa.InvalidCallError) as raised:
+        bound(zzz=1)
+    assert str(raised.value) == (
+        f"zzz=: {method}() has no parameter 'zzz'; expected one of: {', '.join(named)}"
+    )
+    takes = (
+        f"takes {len(positional)} positional argument(s) ({', '.join(positional)})"
+        if positional
+        else "takes no positional argument"
+    )
+    with pytest.raises(fa.InvalidCallError) as raised:
+        bound(*[object()] * (len(positional) + 1))
+    assert str(raised.value).startswith(f"{method}() {takes}, found {len(positional) + 1}")

@@ -178,10 +178,12 @@ def test_a_call_the_signature_does_not_take_is_a_frameaudit_error(
     assert refused(*not_a_frame, zzz=1).endswith(f"expected one of: {', '.join(named)}"), name
     # one positional argument too many: the options are to be given by name
     message = refused(*not_a_frame, object())
-    assert message.startswith(
-        f"{title} takes {len(positional)} positional argument(s) "
-        f"({', '.join(p.name for p in positional)}), found {len(positional) + 1}"
-    ), name
+    takes = (
+        f"takes {len(positional)} positional argument(s) ({', '.join(p.name for p in positional)})"
+        if positional
+        else "takes no positional argument"
+    )
+    assert message.startswith(f"{title} {takes}, found {len(positional) + 1}"), name
     # a positional parameter given by name as well
     if positional:
         first = positional[0].name
