@@ -21,7 +21,15 @@ from frameaudit._engine import Source, is_frame
 from frameaudit._roles import Names, Role, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
-__all__ = ["SHARE", "UNALIGNED", "UNKNOWN", "Unaligned", "aligned", "alignment_frames"]
+__all__ = [
+    "SHARE",
+    "UNALIGNED",
+    "UNKNOWN",
+    "Unaligned",
+    "aligned",
+    "alignment_frames",
+    "one_grouping",
+]
 
 Unaligned = Literal["unknown", "uniform", "drop"]
 UNALIGNED: tuple[Unaligned, ...] = ("unknown", "uniform", "drop")
@@ -30,6 +38,13 @@ UNKNOWN = "unknown"
 SHARE = "__fa_member"
 """The column with an item's weight in a cell."""
 _WEIGHT = "weight"
+
+
+def one_grouping(groups: Any | None, alignment: Any | None) -> None:
+    """Refuse a mapping and alignments given together (reads no data)."""
+    if groups is not None and alignment is not None:
+        msg = "groups=, alignment=: give the groups as a mapping or as alignments, not both"
+        raise InvalidParameterError(msg)
 
 
 def alignment_frames(alignment: Any, group: Names | None) -> tuple[list[Any], list[str]]:

@@ -43,7 +43,14 @@ from frameaudit._params import UNCERTAINTY, Choice, Flag, Integer, Optional, Rea
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
 from frameaudit.exceptions import InvalidParameterError
-from frameaudit.fair._alignment import SHARE, UNALIGNED, Unaligned, aligned, alignment_frames
+from frameaudit.fair._alignment import (
+    SHARE,
+    UNALIGNED,
+    Unaligned,
+    aligned,
+    alignment_frames,
+    one_grouping,
+)
 from frameaudit.fair._judgments import judged as judged_frame
 from frameaudit.fair.ranking import (
     GroupMapping,
@@ -374,10 +381,8 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     )
     estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     outputs = [*COLUMNS, *estimator.outputs(*COLUMNS)]
+    one_grouping(groups, alignment)
     given = [n for n, v in (("groups", groups), ("alignment", alignment)) if v is not None]
-    if len(given) > 1:
-        msg = "groups=, alignment=: give the groups as a mapping or as alignments, not both"
-        raise InvalidParameterError(msg)
     run_roles = [
         Role("rank", rank, dtype="integer"),
         Role("item", item),

@@ -74,7 +74,14 @@ from frameaudit._params import UNCERTAINTY, Choice, Integer, Optional, Real, Sev
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
-from frameaudit.fair._alignment import SHARE, UNALIGNED, Unaligned, aligned, alignment_frames
+from frameaudit.fair._alignment import (
+    SHARE,
+    UNALIGNED,
+    Unaligned,
+    aligned,
+    alignment_frames,
+    one_grouping,
+)
 from frameaudit.fair._judgments import judged
 
 __all__ = [
@@ -405,19 +412,23 @@ def _join_mapping(
     return joined, mapping, [*checks, _unmapped_check(unmapped, item)]
 
 
-def _alignment_options(item: str | None, groups: GroupMapping | None) -> None:
-    """``alignment=``'s options against the others, reading no data."""
+_Alignments = tuple[list[Any], list[str]]
+"""The alignment frames and the group column of each."""
+
+
+def _alignment_options(
+    alignment: Any, group: Names | None, item: str | None, groups: GroupMapping | None
+) -> _Alignments:
+    """``alignment=``'s frames and group columns, its options checked (reads no data)."""
     if item is None:
         raise InvalidParameterError("alignment=: give item= the item column to join on")
-    if groups is not None:
-        msg = "groups=, alignment=: give the groups as a mapping or as alignments, not both"
-        raise InvalidParameterError(msg)
+    one_grouping(groups, alignment)
+    return alignment_frames(alignment, group)
 
 
 def _join_alignment(
     prep: _Prepared,
-    alignment: Any,
-    group: Names | None,
+    alignments: _Alignments,
     unaligned: Unaligned,
     *,
     outputs: Sequence[str],
@@ -430,7 +441,7 @@ def _join_alignment(
     cells of every item the alignments list as well (a group's fixed size counts them all).
     """
     assert prep.item is not None
-    frames, names = alignment_frames(alignment, group)
+    frames, names = alignments
     taken = {*prep.frame.collect_schema().names(), *outputs}
     for name in names:
         if name in taken:
@@ -705,15 +716,15 @@ def _pooled_metric(
     and n_g is the group's fixed size over the items aligned with it, as with a mapping.
     """
     values = dict(values or {})
+    alignments = None
     if alignment is not None:
-        _alignment_options(item, groups)
+        alignments = _alignment_options(alignment, group, item, groups)
         if universe is not None:
             msg = (
                 "universe=: with alignment= the alignments' groups are the universe; give the "
                 "groups through the alignments or through universe=, not both"
             )
             raise InvalidParameterError(msg)
-        alignment_frames(alignment, group)
     prep = _prepare(
         frame,
         metric,
@@ -733,11 +744,9 @@ def _pooled_metric(
         sized=denominator == "size",
         listed_combos=isinstance(combo, list | tuple),
     )
-    if alignment is not None:
+    if alignments is not None:
         outputs = [metric, "n", COMBO, *estimator.outputs(metric)]
-        prep.mapping = _join_alignment(
-            prep, alignment, group, unaligned, outputs=outputs, listed=True
-        )
+        prep.mapping = _join_alignment(prep, alignments, unaligned, outputs=outputs, listed=True)
     if binary_relevance:
         prep.checks.append(
             validate.binary(prep.frame, values["relevance"], "relevance", metric.upper())
@@ -1902,15 +1911,15 @@ def awrf_js(
     >>> round(fa.fair.awrf_js(run, target={"a": 0.5, "b": 0.5}).item(), 6)
     0.990145
     """
+    alignments = None
     if alignment is not None:
-        _alignment_options(item, groups)
+        alignments = _alignment_options(alignment, group, item, groups)
         if target is None or (isinstance(target, str) and target == "ranking"):
             msg = (
                 f"target={target!r}: with alignment= give the target distribution over the "
                 "alignment's groups (a mapping or a frame of shares)"
             )
             raise InvalidParameterError(msg)
-        alignment_frames(alignment, group)
     estimator = Estimator.requested(UNITS, ci, n_boot, seed)
     prep = _prepare(
         frame,
@@ -1926,11 +1935,11 @@ def awrf_js(
         estimator=estimator,
         universe=universe,
     )
-    if alignment is None:
+    if alignments is None:
         prep.frame = prep.frame.with_columns(nw.lit(1.0).alias(SHARE))
     else:
         outputs = ["awrf_js", *estimator.outputs("awrf_js")]
-        _join_alignment(prep, alignment, group, unaligned, outputs=outputs, listed=False)
+        _join_alignment(prep, alignments, unaligned, outputs=outputs, listed=False)
     reference = _reference(prep, target, listed=universe is not None)
     rankings, groups_ = prep.rankings, prep.groups
     weight_kept = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
