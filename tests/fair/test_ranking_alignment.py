@@ -88,7 +88,8 @@ def _expected(
     items = sorted({*run["item"], *(i for a in alignments for i in a)})
     cells = ref.soft_cells(alignments, items, unaligned)
     out = []
-    for (system,), rows in sorted(ref._split(run.to_dicts(), ["system"]).items()):
+    for (system,), part in sorted(run.partition_by("system", as_dict=True).items()):
+        rows = part.to_dicts()
         values = ref.soft_per_group(metric, rows, cells, rank="rank", item="item", params=PARAMS)
         out += [
             {"system": system, **dict(zip(names, g, strict=True)), metric: v, "n": n}
