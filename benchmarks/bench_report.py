@@ -3,9 +3,9 @@
     python benchmarks/bench_report.py            # 10,000 rankings x 100 items (1M rows)
     python benchmarks/bench_report.py --quick    # small smoke run
 
-Part 1: ``fa.report.ranking`` runs each group metric twice (per group, ``combo=None``, and
-every combo from the same per-group values, ``combo=COMBOS``), runs NDKL (mean and per
-ranking) and IAA, and counts each group's rows per position bucket for its chart. Its cost is
+Part 1: ``fa.report.ranking`` runs each group metric once (per group, ``combo=None``; every
+combo from the same per-group values, under ``ci=`` from the same replicates), runs NDKL (mean
+and per ranking) and IAA, and counts each group's rows per position bucket for its chart. Its cost is
 compared with the sum of the metric calls it shows (target: at most about 2x), without and with
 intervals (``ci=0.95, n_boot=200``).
 

@@ -10,6 +10,7 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from reference.compare import draws
 
 import frameaudit as fa
@@ -19,6 +20,8 @@ from frameaudit._engine import (
     SIDE,
     Bootstrap,
     Estimator,
+    GroupedViews,
+    grouped_views,
     paired_difference,
     paired_replicates,
     to_engine,
@@ -227,6 +230,47 @@ def test_a_metric_inside_paired_replicates_returns_each_replicates_value() -> No
     # outside the block the same call gives the interval
     plain = fa.fair.exp(frame, ranking="query", by="system", size="rows", ci=0.9, n_boot=30)
     assert {"exp_lo", "exp_hi"} <= set(plain.columns)
+
+
+def _weighted_days() -> pl.DataFrame:
+    """Rankings of 4 positions (groups a/b) on three days; every ranking of day 3 weighs 0."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for query in range(18):
+        day, weight = query % 3 + 1, float(rng.integers(1, 4))
+        for position, group in enumerate(rng.choice(["a", "b", "c"], size=4), start=1):
+            rows.append((day, query, position, str(group), 0.0 if day == 3 else weight))
+    return pl.DataFrame(rows, schema=["day", "query", "rank", "group", "w"], orient="row")
+
+
+@pytest.mark.spark(cases=["exp"])
+@pytest.mark.parametrize(("metric", "sized"), [("exp", {"size": "rows"}), ("erbe", {})])
+def test_every_view_of_a_bootstrap_is_the_call_that_asks_for_it(
+    constructor: Constructor, metric: str, sized: dict[str, str]
+) -> None:
+    """Within ``grouped_views``, one call gives what three calls give one by one: the
+    per-group intervals, every combo's, and the replicates of ``paired_replicates`` — on a
+    weighted frame whose day 3 weighs 0 (its combos: null values over 0 units)."""
+    frame = _weighted_days()
+    function = getattr(fa.fair, metric)
+    options: dict[str, Any] = {"rank": "rank", "group": "group", "ranking": "query"}
+    options |= {"by": "day", "weight": "w", "ci": 0.8, "n_boot": 25, "seed": 3, **sized}
+    with grouped_views():
+        views = function(constructor(frame), combo=None, **options)
+    assert isinstance(views, GroupedViews)
+    one_by_one = [
+        function(constructor(frame), combo=None, **options),
+        function(constructor(frame), combo=list(fa.fair.COMBOS), **options),
+    ]
+    with paired_replicates():
+        one_by_one.append(function(constructor(frame), combo=None, **options))
+    for view, expected in zip(views, one_by_one, strict=True):
+        assert_frame_equal(view, to_polars(expected), check_exact=False, rel_tol=1e-12)
+    # day 3: no group to show, and each combo null over 0 units
+    assert views.values["day"].unique().sort().to_list() == [1, 2]
+    weightless = views.combos.filter(pl.col("day") == 3)
+    assert weightless["rankings"].to_list() == [0] * len(fa.fair.COMBOS)
+    assert weightless[metric].null_count() == len(fa.fair.COMBOS)
 
 
 def test_swapped_replicates_relabel_each_querys_systems_by_a_fair_coin() -> None:

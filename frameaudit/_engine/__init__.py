@@ -42,7 +42,7 @@ from frameaudit._engine.convert import (
     schema_names,
     to_engine,
 )
-from frameaudit._engine.estimate import Estimation, Estimator
+from frameaudit._engine.estimate import Estimation, Estimator, GroupedViews
 from frameaudit._engine.kernels import (
     NEIGHBOURS,
     group_silhouettes,
@@ -77,6 +77,7 @@ from frameaudit._engine.resample import (
     Bootstrap,
     Resampling,
     distinct_sizes,
+    grouped_views,
     interval,
     paired_difference,
     paired_replicates,
@@ -101,6 +102,7 @@ __all__ = [
     "Estimation",
     "Estimator",
     "FastPlan",
+    "GroupedViews",
     "Kind",
     "PolarsExpr",
     "Proof",
@@ -118,6 +120,7 @@ __all__ = [
     "first_failed",
     "from_engine",
     "group_silhouettes",
+    "grouped_views",
     "interval",
     "is_bool",
     "is_frame",

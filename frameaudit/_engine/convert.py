@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
 import narwhals.stable.v2 as nw
@@ -43,12 +43,14 @@ from frameaudit.exceptions import (
     InvalidDtypeError,
     InvalidParameterError,
     UnsupportedBackendError,
+    frameaudit_errors,
 )
 
 __all__ = [
     "Kind",
     "PolarsExpr",
     "Source",
+    "collected",
     "expressions",
     "from_engine",
     "is_bool",
@@ -450,6 +452,30 @@ def from_engine(
     )
     raise_first(checks, counts.row(0, named=True))
     return _as_kind(eager, source)
+
+
+def collected(
+    result: nw.LazyFrame[Any],
+    source: Source,
+    *,
+    checks: Sequence[Check] = (),
+    replicates: int = 0,
+) -> pl.DataFrame:
+    """``result`` computed now, as an eager Polars frame; ``checks`` raise their errors.
+
+    For a step that reads a small result again (:meth:`Estimation.views`): as
+    :func:`from_engine` computes it, whatever the caller's kind, and a check that fails
+    inside DuckDB or Spark raises the frameaudit error it does there.
+    """
+    if source.kind.on_polars:
+        eager: pl.DataFrame = from_engine(
+            result, replace(source, kind=Kind.POLARS_EAGER), checks=checks, replicates=replicates
+        )
+        return eager
+    native = from_engine(result, source, checks=checks, replicates=replicates)
+    with frameaudit_errors():
+        polars: pl.DataFrame = nw.from_native(native).collect(backend="polars").to_native()
+    return polars
 
 
 def _as_kind(eager: pl.DataFrame, source: Source) -> Any:

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import narwhals.stable.v2 as nw
+import polars as pl
 
 from frameaudit._engine.checks import Check
-from frameaudit._engine.combos import COMBO, Combos, combined
-from frameaudit._engine.convert import Source, from_engine, long_form
+from frameaudit._engine.combos import COMBO, COMBOS, Combos, combined
+from frameaudit._engine.convert import Kind, Source, collected, from_engine, long_form
 from frameaudit._engine.plans import count_distinct, exact_sums
 from frameaudit._engine.resample import (
     REPLICATE,
@@ -50,7 +51,23 @@ from frameaudit._engine.resample import (
 )
 from frameaudit._expr import WHOLE, aggregate, partitioned
 
-__all__ = ["Estimation", "Estimator"]
+__all__ = ["Estimation", "Estimator", "GroupedViews"]
+
+
+class GroupedViews(NamedTuple):
+    """Every view of a group metric's bootstrap, from one computation of its replicates.
+
+    What a group metric's call with ``combo=None`` and ``ci=`` returns inside
+    :func:`~frameaudit._engine.resample.grouped_views`, each an eager Polars frame.
+    """
+
+    values: pl.DataFrame
+    """Per (partition, group): the value, its interval and the size, as ``combo=None`` gives."""
+    combos: pl.DataFrame
+    """Per (partition, combo): every combo and its interval, as ``combo=COMBOS`` gives."""
+    replicates: pl.DataFrame
+    """Per (partition, group, ``REPLICATE``): each replicate's value and size, the point
+    estimate's among them, as :func:`~frameaudit._engine.resample.paired_replicates` gives."""
 
 
 @dataclass(frozen=True)
@@ -231,6 +248,7 @@ class Estimation:
         columns: Sequence[str],
         *,
         also: Sequence[str] = (),
+        units: nw.LazyFrame[Any] | None = None,
     ) -> nw.LazyFrame[Any]:
         """Per (partition, ``keys``): each of several ``columns`` with its interval, one row.
 
@@ -254,7 +272,7 @@ class Estimation:
             name="metric",
             picks={value: str},
         )
-        result = self.interval(long, [*keys, "metric"], value, also=also)
+        result = self.interval(long, [*keys, "metric"], value, also=also, units=units)
         parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
         metric = nw.col("metric")
         picks = [
@@ -294,11 +312,70 @@ class Estimation:
         ``also``; a combo: one row per partition, each column combined over the groups
         (:func:`~frameaudit._engine.combos.combined`); a list: one row per (partition,
         combo), the combo named in the column ``combo``. With a bootstrap each column has
-        its interval (from the same replicates: a combo's from the replicates' combos).
+        its interval (from the same replicates: a combo's from the replicates' combos);
+        ``combo`` None inside :func:`~frameaudit._engine.resample.grouped_views`, every view
+        (:meth:`views`).
         """
         columns, groups = list(columns), list(groups)
+        if combo is None and self.bootstrap is not None and self.bootstrap.views:
+            return self.views(values, groups, columns, also=also, checks=checks)
         if combo is None:
             return self.finish(self._valued(values, groups, columns, also), groups, checks=checks)
+        return self._combined(values, columns, combo, checks=checks)
+
+    def views(
+        self,
+        values: nw.LazyFrame[Any],
+        groups: Sequence[str],
+        columns: Sequence[str],
+        *,
+        also: Sequence[str] = (),
+        checks: Sequence[Check] = (),
+    ) -> GroupedViews:
+        """Every view of :meth:`grouped`'s ``values`` (with a bootstrap), computed once.
+
+        The values per (estimate, group), with the units behind each partition, are computed
+        now in the caller's engine, with the call's ``checks``: a small frame (groups ×
+        replicates per partition). The views are this estimation's steps on it, in Polars:
+        the per-group intervals, the combos' and the replicates, as three calls would give.
+        """
+        assert self.resampling is not None
+        groups, columns = list(groups), list(columns)
+        units = self.resampling.unit_counts(self.partition, self.counted)
+        held = collected(
+            values.join(units, on=self.partition, how="left"),
+            self.source,
+            checks=checks,
+            replicates=self.replicates,
+        )
+        frame = nw.from_native(held.lazy())
+        source = Source(frame, Kind.POLARS_EAGER, nw.Implementation.POLARS, rows=held.height)
+        partitions = self.partitions
+        if partitions is not None:
+            partitions = nw.from_native(collected(partitions, self.source).lazy())
+        local = replace(self, source=source, partitions=partitions)
+        counts = frame.select(*self.partition, self.counted).unique()
+        per_group = local._valued(frame, groups, columns, also, units=counts)
+        estimate = [*self.partition, *groups]
+        replicates = frame.select(*estimate, REPLICATE, *columns, *also)
+        if not self.by:
+            replicates = replicates.drop(WHOLE)
+        return GroupedViews(
+            local.finish(per_group, groups),
+            local._combined(frame, columns, list(COMBOS), units=counts),
+            from_engine(replicates, source, sort_by=[*self.by, *groups, REPLICATE]),
+        )
+
+    def _combined(
+        self,
+        values: nw.LazyFrame[Any],
+        columns: Sequence[str],
+        combo: Combos,
+        *,
+        checks: Sequence[Check] = (),
+        units: nw.LazyFrame[Any] | None = None,
+    ) -> Any:
+        """:meth:`grouped` with a combo or several: the finished frame of the combos."""
         combos = [combo] if isinstance(combo, str) else list(combo)
         estimates = self.estimates
         table: nw.LazyFrame[Any] | None = None
@@ -312,10 +389,11 @@ class Estimation:
             table = table.select(
                 *estimates, *(nw.col(f"__fa_{combo}_{c}").alias(c) for c in columns)
             )
-            return self.finish(self._valued(table, [], columns, ()), [], checks=checks)
+            result = self._valued(table, [], columns, (), units=units)
+            return self.finish(result, [], checks=checks)
         picks = {c: (lambda k, c=c: f"__fa_{k}_{c}") for c in columns}
         table = long_form(table, estimates, combos, self.source, name=COMBO, picks=picks)
-        result = self._valued(table, [COMBO], columns, ())
+        result = self._valued(table, [COMBO], columns, (), units=units)
         return self.finish(result, [COMBO], checks=checks, listed={COMBO: combos})
 
     def _valued(
@@ -324,11 +402,16 @@ class Estimation:
         keys: Sequence[str],
         columns: Sequence[str],
         also: Sequence[str],
+        *,
+        units: nw.LazyFrame[Any] | None = None,
     ) -> nw.LazyFrame[Any]:
-        """Per (partition, ``keys``): ``columns`` (with a bootstrap, their intervals), ``also``."""
+        """Per (partition, ``keys``): ``columns`` (with a bootstrap, their intervals), ``also``.
+
+        ``units``: the units behind each value, as in :meth:`interval`.
+        """
         if len(columns) == 1:
-            return self.interval(values, keys, columns[0], also=also)
-        return self.intervals(values, keys, columns, also=also)
+            return self.interval(values, keys, columns[0], also=also, units=units)
+        return self.intervals(values, keys, columns, also=also, units=units)
 
     def finish(
         self,
@@ -405,7 +488,8 @@ class Estimator:
 
         Each value's ``_lo`` and ``_hi``, the units behind them (:attr:`counted`) and
         ``UNDEFINED``, and with several values each one's undefined replicates
-        (:meth:`Estimation.intervals`). A bootstrap that returns its replicates adds their
+        (:meth:`Estimation.intervals`); one that gives every view (:meth:`Estimation.views`),
+        the combos' column ``combo``. A bootstrap that returns its replicates adds their
         number, ``REPLICATE``.
         """
         if self.bootstrap is None:
@@ -414,7 +498,8 @@ class Estimator:
             return [REPLICATE]
         each = [f"{v}_{UNDEFINED}" for v in values] if len(values) > 1 else []
         bounds = [f"{v}_{end}" for v in values for end in ("lo", "hi")]
-        return [*bounds, self.counted, UNDEFINED, *each]
+        views = [COMBO] if self.bootstrap.views else []  # the combos' view names them
+        return [*bounds, self.counted, UNDEFINED, *each, *views]
 
     def over(
         self,

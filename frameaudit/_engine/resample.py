@@ -132,6 +132,9 @@ class Bootstrap:
     """A randomisation test instead of a bootstrap: each replicate counts every unit once and
     swaps the two systems (the paired column's values 0 and 1) of each unit with probability
     1/2 (:meth:`Resampling.swapped`)."""
+    views: bool = False
+    """Whether a group metric's call returns every view of its replicates at once
+    (:func:`grouped_views`) instead of the one its ``combo=`` asks for."""
 
     def quantiles(self) -> tuple[float, float]:
         """The two percentile levels of the interval, e.g. (0.025, 0.975) for 95%."""
@@ -163,17 +166,39 @@ def paired_replicates(*columns: str, swaps: bool = False) -> Iterator[None]:
         _PAIRED.reset(token)
 
 
+_VIEWS: contextvars.ContextVar[bool] = contextvars.ContextVar("frameaudit_views", default=False)
+
+
+@contextlib.contextmanager
+def grouped_views() -> Iterator[None]:
+    """Within the block, a group metric's call with a bootstrap returns every view of it at once.
+
+    Called with ``combo=None`` and ``ci=``, it returns a
+    :class:`~frameaudit._engine.estimate.GroupedViews`: the per-group values with their
+    intervals, every combo with its interval and each replicate's per-group values, all from
+    one computation of the replicates (a report shows the three; three calls drew and summed
+    the same replicates three times). The setting is the calling thread's (or task's) alone;
+    :func:`paired_replicates` takes precedence.
+    """
+    token = _VIEWS.set(True)
+    try:
+        yield
+    finally:
+        _VIEWS.reset(token)
+
+
 def requested_bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap | None:
     """The bootstrap that a call's ``ci=``, ``n_boot=`` and ``seed=`` ask for (None without ``ci``).
 
     The values have passed the call's parameter checks (``UNCERTAINTY``). Inside
-    :func:`paired_replicates`, paired and returning its replicates.
+    :func:`paired_replicates`, paired and returning its replicates; inside
+    :func:`grouped_views`, giving every view.
     """
     if ci is None:
         return None
     paired = _PAIRED.get()
     if paired is None:
-        return Bootstrap(float(ci), int(n_boot), int(seed))
+        return Bootstrap(float(ci), int(n_boot), int(seed), views=_VIEWS.get())
     columns, swaps = paired
     return Bootstrap(float(ci), int(n_boot), int(seed), columns, replicates=True, swaps=swaps)
 

@@ -16,8 +16,9 @@ from frameaudit._engine import (
     POINT,
     REPLICATE,
     Bootstrap,
+    GroupedViews,
+    grouped_views,
     interval,
-    paired_replicates,
     schema_names,
 )
 from frameaudit._params import strict
@@ -73,9 +74,9 @@ def ranking(
 ) -> Report:
     r"""The fair-ranking report of a ranking log: every metric, per group and combined.
 
-    Runs each group metric twice: once per group (``combo=None``) and once with every combo
-    (all seven computed from the same per-group values, with their intervals under ``ci``);
-    adds NDKL (the mean over rankings, and per ranking when ``ranking`` is given) and IAA. A
+    Runs each group metric once, per group; every combo (all seven) comes from the same
+    per-group values, and under ``ci`` from the same replicates, with their intervals. Adds
+    NDKL (the mean over rankings, and per ranking when ``ranking`` is given) and IAA. A
     metric that needs a column that is not given is left out: EXPU and IAA need
     ``relevance``, EXPRU needs ``relevance`` and ``ctr``, ERBR needs ``relevant`` (binary
     relevance).
@@ -169,11 +170,11 @@ def ranking(
     per_group: pl.DataFrame | None = None
     summary: list[pl.DataFrame] = []
     worst: list[dict[str, Any]] = []
-    called: list[tuple[Metric, dict[str, Any], pl.DataFrame]] = []
+    called: list[tuple[Metric, pl.DataFrame, pl.DataFrame | None]] = []
     with _tables.progress(len(group_metrics) + 3, "ranking report") as step:
         for declared, arguments in computed.values():
             name = declared.name
-            values, combos = _group_metric(declared, frame, arguments, boot, partitions)
+            values, combos, replicates = _group_metric(declared, frame, arguments, boot, partitions)
             shared = [c for c in ("n", "rankings", "undefined_replicates") if c in values.columns]
             joined = [*partitions, *keys]
             if per_group is None:
@@ -184,7 +185,7 @@ def ranking(
                 )
             summary.append(_combos(name, combos, values, partitions=partitions, keys=keys, ci=ci))
             worst.append(_worst_group(values, [*partitions, *keys], name))
-            called.append((declared, arguments, values))
+            called.append((declared, values, replicates))
             step()
         step(len(group_metrics) - len(computed))  # those whose columns were not given
         assert per_group is not None  # EXP is always there
@@ -221,7 +222,7 @@ def ranking(
             frame, rank=rank, keys=keys, item=item, groups=groups, weight=weight
         )
         tables |= _ratio_table(
-            frame, called, boot=boot, reference=reference, partitions=partitions, keys=keys
+            called, boot=boot, reference=reference, partitions=partitions, keys=keys
         )
         step()
     return Report(
@@ -301,27 +302,28 @@ def _group_metric(
     arguments: dict[str, Any],
     boot: dict[str, Any],
     partitions: list[str],
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """A group metric's per-group values and its value under every combo.
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
+    """A group metric's per-group values, its value under every combo, and its replicates.
 
-    Without a bootstrap, the combos come from the per-group values (one small plan, no second
-    pass over the frame); with one, from the metric's own replicates, which give their
-    intervals.
+    One call of the metric. Without a bootstrap, the combos come from the per-group values
+    (one small plan, no second pass over the frame) and there are no replicates; with one,
+    every view of the same replicates (:func:`~frameaudit._engine.grouped_views`): the
+    combos' intervals from the replicates' combos, and each replicate's per-group values for
+    the ratios' intervals.
     """
     metric = declared.function
-    values = _tables.eager(metric(frame, **arguments, combo=None, **boot))
-    every = list(fair.COMBOS)
     if boot:
-        combos = _tables.eager(metric(frame, **arguments, combo=every, **boot))
-    else:
-        by = partitions or None
-        combos = fair.combine(values, metric=declared.name, by=by, combo=every)
-    return values, combos
+        with grouped_views():
+            views: GroupedViews = metric(frame, **arguments, combo=None, **boot)
+        return views.values, views.combos, views.replicates
+    values = _tables.eager(metric(frame, **arguments, combo=None))
+    by = partitions or None
+    combos = fair.combine(values, metric=declared.name, by=by, combo=list(fair.COMBOS))
+    return values, combos, None
 
 
 def _ratio_table(
-    frame: Any,
-    called: list[tuple[Metric, dict[str, Any], pl.DataFrame]],
+    called: list[tuple[Metric, pl.DataFrame, pl.DataFrame | None]],
     *,
     boot: dict[str, Any],
     reference: Any,
@@ -336,36 +338,31 @@ def _ratio_table(
         return {}
     where = {"boot": boot, "reference": reference, "partitions": partitions, "keys": keys}
     ratios = [
-        _ratios(declared, frame, arguments, values, **where)
-        for declared, arguments, values in called
+        _ratios(declared.name, values, replicates, **where)
+        for declared, values, replicates in called
     ]
     return {"ratios": pl.concat(ratios, how="diagonal_relaxed")}
 
 
 def _ratios(
-    declared: Metric,
-    frame: Any,
-    arguments: dict[str, Any],
+    name: str,
     values: pl.DataFrame,
+    replicates: pl.DataFrame | None,
     *,
     boot: dict[str, Any],
     reference: Any,
     partitions: list[str],
     keys: list[str],
 ) -> pl.DataFrame:
-    """Each group's value of the metric over the reference group's, per partition.
+    """Each group's value of the metric ``name`` over the reference group's, per partition.
 
-    With a bootstrap, the interval of the ratio comes from the metric's replicates (each
+    With a bootstrap, the interval of the ratio comes from the metric's ``replicates`` (each
     replicate's groups divided by that replicate's reference), so the two values' shared
     noise cancels as it does in the ratio.
     """
-    name = declared.name
     label = _tables.label(keys, values.schema).alias("group")
     chosen = _reference(values.with_columns(label), name, reference, partitions)
-    if boot:
-        with paired_replicates():  # no paired columns: the metric's plain replicates
-            replicates = _tables.eager(declared.function(frame, **arguments, combo=None, **boot))
-    else:
+    if replicates is None:
         replicates = values.with_columns(pl.lit(POINT).alias(REPLICATE))
     replicates = replicates.with_columns(label).select(*partitions, "group", REPLICATE, name)
     against = replicates.join(chosen, on=[*partitions, "group"], how="semi").select(
