@@ -69,12 +69,17 @@ def measure() -> dict[str, Any]:
     return times
 
 
-def measured_at(checkout: Path) -> dict[str, float]:
-    """:func:`measure` in a subprocess that imports frameaudit from ``checkout``."""
+def measured_at(checkout: Path, call: str = "bench_calls.measure()") -> dict[str, float]:
+    """``call`` (by default :func:`measure`) in a subprocess importing frameaudit from ``checkout``.
+
+    ``call`` is a function of a benchmark module, called as ``module.function(...)``, that
+    returns its times with the path of the frameaudit it imported under ``"frameaudit"``.
+    """
     environment = {**os.environ, "PYTHONPATH": str(checkout)}
+    module = call.split(".", maxsplit=1)[0]
     code = (
         f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-        "import json, bench_calls; print(json.dumps(bench_calls.measure()))"
+        f"import json, {module}; print(json.dumps({call}))"
     )
     # run in the checkout: ``python -c`` puts the working directory first on the path
     done = subprocess.run(

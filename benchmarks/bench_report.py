@@ -2,32 +2,42 @@
 
     python benchmarks/bench_report.py            # 10,000 rankings x 100 items (1M rows)
     python benchmarks/bench_report.py --quick    # small smoke run
+    python benchmarks/bench_report.py --against /tmp/before   # and the report at another checkout
 
 Part 1: ``fa.report.ranking`` runs each group metric once (per group, ``combo=None``; every
 combo from the same per-group values, under ``ci=`` from the same replicates), runs NDKL (mean
 and per ranking) and IAA, and counts each group's rows per position bucket for its chart. Its cost is
-compared with the sum of the metric calls it shows (target: at most about 2x), without and with
-intervals (``ci=0.95, n_boot=200``).
+compared with the sum of the metric calls it shows (each group metric per group and with every
+combo, NDKL, AWRF_JS, nDCG and IAA; target: at most about 2x), without and with intervals
+(``ci=0.95, n_boot=200``).
 
 Part 2, a search log of 300,000 rows (12,000 queries x 25 results from a catalogue of
 240,000 items, which recur in 1.25 queries on average): EXP with ``ci=0.95, n_boot=1000`` and
 ``item=`` against the same call counting rows (target: within 3x), and the whole report with
 intervals (``ci=0.95, n_boot=1000``) in a fresh process (targets: under a minute, under 2 GiB
 peak). Results are printed and written to benchmarks/results/report.md.
+
+``--against`` adds the report with intervals (``ci=0.95, n_boot=200``) at this checkout and at
+another, each in a subprocess, alternating, best of two: on Polars over Part 1's log and on
+DuckDB over 500 of its rankings.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import polars as pl
+from bench_calls import commit_of, measured_at  # a call at another checkout
 from bench_ranking import best_of, tidy_data  # the same timing and data as the ranking benchmark
 from bench_scale import Engine, measure  # a call in a fresh process, with its peak memory
 
 import frameaudit as fa
+from frameaudit.report._ranking import group_calls
 
 RESULTS = Path(__file__).parent / "results" / "report.md"
 ROLES: dict[str, Any] = {"rank": "rank", "group": "group", "ranking": "ranking", "item": "item"}
@@ -35,21 +45,67 @@ COLUMNS = {"relevance": "relevance", "ctr": "ctr", "relevant": "relevant"}
 
 
 def metric_calls(log: Any, boot: dict[str, Any]) -> None:
-    """The calls whose results the report shows, each made once."""
-    for name, options in fa.report.GROUP_METRICS.items():
-        given = {**COLUMNS, "p": 0.5, "decay": 0.5}
-        extra = {option: given[source] for option, source in options.items()}
-        metric = getattr(fa.fair, name)
-        metric(log, **ROLES, **extra, combo=None, **boot)
-        metric(log, **ROLES, **extra, combo=list(fa.fair.COMBOS), **boot)
+    """The calls whose results the report shows, each made once, with the report's arguments.
+
+    Each group metric per group and with every combo (the report's registry-driven calls),
+    NDKL (mean and per ranking), AWRF_JS, nDCG and IAA.
+    """
+    given = {**COLUMNS, "p": 0.5, "decay": 0.5, "size": None}
+    for declared, arguments in group_calls(ROLES, given).values():
+        declared.function(log, **arguments, combo=None, **boot)
+        declared.function(log, **arguments, combo=list(fa.fair.COMBOS), **boot)
     fa.fair.ndkl(log, **ROLES, **boot)
     fa.fair.ndkl(log, **ROLES, by="ranking")
-    fa.fair.iaa(log, rank="rank", ranking="ranking", item="item", relevance="relevance", **boot)
+    fa.fair.awrf_js(log, **ROLES, **boot)
+    positions = {"rank": "rank", "ranking": "ranking", "item": "item"}
+    fa.fair.ndcg(log, **positions, relevance="relevance", **boot)
+    fa.fair.iaa(log, **positions, relevance="relevance", **boot)
+
+
+def report_seconds(rankings: int) -> dict[str, Any]:
+    """The report with intervals over ``rankings`` x 100 rows: on Polars, and on DuckDB over 500."""
+    fa.report._tables.SHOW_PROGRESS.set(False)
+    boot = {"ci": 0.95, "n_boot": 200}
+    log = tidy_data(rankings, 100)
+    small = tidy_data(500, 100).to_arrow()
+    return {
+        "frameaudit": str(Path(fa.__file__).resolve()),
+        "Polars": best_of(lambda: fa.report.ranking(log, **ROLES, **COLUMNS, **boot), 1),
+        "DuckDB": best_of(
+            lambda: fa.report.ranking(duckdb.from_arrow(small), **ROLES, **COLUMNS, **boot), 1
+        ),
+    }
+
+
+def against(other: Path, rankings: int) -> list[str]:
+    """The report with intervals here and at ``other``: a table of the two and their ratio."""
+    here = Path(__file__).resolve().parent.parent
+    runs = [here, other.resolve()]
+    best: dict[Path, dict[str, float]] = {}
+    for _ in range(2):  # alternating the checkouts; each keeps its best
+        for checkout in runs:
+            times = measured_at(checkout, f"bench_report.report_seconds({rankings})")
+            old = best.get(checkout, times)
+            best[checkout] = {k: min(v, old[k]) for k, v in times.items()}
+    commit = commit_of(other)
+    lines = [
+        f"The report with intervals (`ci=0.95, n_boot=200`) at this checkout and at {commit}, "
+        f"measured {time.strftime('%Y-%m-%d')} with `--against <a checkout of {commit}>` "
+        "(best of two, alternating):",
+        "",
+        f"| engine, rows | seconds | at {commit} (s) | this / {commit} |",
+        "|---|---:|---:|---:|",
+    ]
+    for engine, rows in (("Polars", rankings * 100), ("DuckDB", 50_000)):
+        mine, theirs = best[here][engine], best[runs[1]][engine]
+        lines.append(f"| {engine}, {rows:,} | {mine:.2f} | {theirs:.2f} | {mine / theirs:.2f} |")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--against", type=Path, help="another checkout of frameaudit")
     args = parser.parse_args()
     rankings, repeats = (500, 1) if args.quick else (10_000, 3)
     log = tidy_data(rankings, 100)
@@ -69,6 +125,8 @@ def main() -> None:
         )
         lines.append(f"| {label} | {calls:.2f} | {report:.2f} | {report / calls:.2f} |")
     lines += ["", *search_log_part(args.quick, repeats)]
+    if args.against:
+        lines += ["", *against(args.against, rankings)]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.quick:
