@@ -65,6 +65,24 @@ def _duckdb(df: pl.DataFrame) -> Any:
     return duckdb.from_arrow(table)
 
 
+def own_connection(constructor: Constructor) -> Constructor:
+    """``constructor``; for DuckDB, a relation on a connection of its own, not DuckDB's default.
+
+    A relation of another connection is the harder case (a step written on the default
+    connection cannot read it); a connection costs about 30 ms, so the tests that build whole
+    reports take it, not every DuckDB case.
+    """
+    if constructor is not _duckdb:
+        return constructor
+
+    def on_its_own(df: pl.DataFrame) -> Any:
+        import duckdb
+
+        return duckdb.connect().from_arrow(_shuffled(df).to_arrow())
+
+    return on_its_own
+
+
 CONSTRUCTORS: dict[str, Constructor] = {
     "polars[eager]": _polars_eager,
     "polars[lazy]": _polars_lazy,

@@ -758,17 +758,6 @@ def test_a_duckdb_interval_reads_after_the_plan_is_collected() -> None:
         assert_frame_close(result.pl(), metric(data, **own, **options))
 
 
-@pytest.mark.parametrize("builder", ["ranking", "clustering", "repro", "explain"])
-def test_a_report_on_a_duckdb_connection_of_its_own(builder: str) -> None:
-    """A relation of another connection than DuckDB's default, intervals included (several
-    combos in one call were written on the default connection, which cannot read it)."""
-    import duckdb
-
-    frame, build = _rerun_inputs()[builder]
-    relation = duckdb.connect().from_arrow(frame.to_arrow())
-    assert_frame_close(build(relation).summary, build(frame).summary)
-
-
 # --- how often a lazy call reads its source (as its docstring says) ----------------------------
 
 

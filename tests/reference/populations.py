@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 import frameaudit as fa
+from frameaudit._engine import grouped_views
 from frameaudit._registry import entry
 from frameaudit.report._ranking import _ratios as _ranking_ratios
 
@@ -123,9 +124,14 @@ def _ratio_to_largest(frame: pl.DataFrame, **bootstrap: Any) -> pl.DataFrame:
     """EXP's ratio of each group to the largest group, per sample, as the ranking report gives
     it with ``reference="largest"`` (``tables["ratios"]``; the reference's own row left out)."""
     arguments = {"ranking": "query", "by": "sample", "size": "rows"}
-    values = fa.fair.exp(frame, **arguments, combo=None, **bootstrap)
+    replicates = None
+    if bootstrap:  # the per-group values and the replicates of one call, as the report has them
+        with grouped_views():
+            values, _, replicates = fa.fair.exp(frame, **arguments, combo=None, **bootstrap)
+    else:
+        values = fa.fair.exp(frame, **arguments, combo=None)
     found = _ranking_ratios(
-        entry("exp"), frame, arguments, values, boot=bootstrap, reference="largest",
+        "exp", values, replicates, boot=bootstrap, reference="largest",
         partitions=["sample"], keys=["group"],
     )  # fmt: skip
     ends = [pl.col(f"ratio_{end}").alias(f"value_{end}") for end in ("lo", "hi") if bootstrap]

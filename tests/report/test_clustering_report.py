@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 import report_checks
+from conftest import own_connection
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
@@ -161,8 +162,9 @@ def test_composition_gives_each_groups_share(points: pl.DataFrame, report: Repor
 def test_every_frame_kind_gives_the_same_report(
     points: pl.DataFrame, with_ci: Report, constructor: Any
 ) -> None:
-    # rows shuffled, lazy inputs included (PySpark behind the spark marker)
-    frame = constructor(points)
+    # rows shuffled, lazy inputs included (PySpark behind the spark marker); DuckDB's relation
+    # on a connection of its own
+    frame = own_connection(constructor)(points)
     other = fa.report.clustering(frame, **ROLES, features=FEATURES, **BOOT)
     summary = with_ci.summary
     if type(frame).__module__.split(".")[0] in ("duckdb", "pyspark"):

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 import pytest
 import report_checks
+from conftest import own_connection
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
@@ -182,10 +183,10 @@ def test_weights_reach_the_summaries(cases: pl.DataFrame) -> None:
 def test_every_frame_kind_gives_the_same_report(
     cases: pl.DataFrame, importances: pl.DataFrame, with_ci: Report, constructor: Any
 ) -> None:
-    # rows shuffled, lazy inputs included (PySpark behind the spark marker)
-    other = fa.report.explain(
-        constructor(cases), constructor(importances), overall="overall", **BOOT
-    )
+    # rows shuffled, lazy inputs included (PySpark behind the spark marker); on DuckDB each
+    # frame a relation of a connection of its own
+    build = own_connection(constructor)
+    other = fa.report.explain(build(cases), build(importances), overall="overall", **BOOT)
     for name in ("per_group", "summary", "worst"):
         assert_frame_equal(getattr(other, name), getattr(with_ci, name), rel_tol=1e-9)
     assert other.tables.keys() == with_ci.tables.keys()

@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 import pytest
 import report_checks
+from conftest import own_connection
 from polars.testing import assert_frame_equal
 
 import frameaudit as fa
@@ -174,8 +175,9 @@ def test_weights_count_the_samples_of_positive_weight(runs: pl.DataFrame) -> Non
 def test_every_frame_kind_gives_the_same_report(
     runs: pl.DataFrame, with_ci: Report, constructor: Any
 ) -> None:
-    # rows shuffled, lazy inputs included (PySpark behind the spark marker)
-    other = fa.report.repro(constructor(runs), **BOOT)
+    # rows shuffled, lazy inputs included (PySpark behind the spark marker); DuckDB's relation
+    # on a connection of its own
+    other = fa.report.repro(own_connection(constructor)(runs), **BOOT)
     for name in ("per_group", "summary", "worst"):
         assert_frame_equal(getattr(other, name), getattr(with_ci, name), rel_tol=1e-9)
     assert_frame_equal(other.tables["leave_one_out"], with_ci.tables["leave_one_out"], rel_tol=1e-9)
