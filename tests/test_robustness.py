@@ -688,10 +688,11 @@ def _rerun_inputs() -> dict[str, tuple[Any, Any]]:
 
 
 _REPORTS_ON_DUCKDB = ("clustering", "explain")
-"""The reports rerun whole on DuckDB. A ranking or repro report with ``ci=`` takes DuckDB
-about 30 s to plan, whatever the data's size (its execution takes milliseconds): their DuckDB
-reruns are those of the metrics with intervals below, the part of a report that depends on the
-engine (the rest is the same code on every engine, rerun here on Polars)."""
+"""The reports rerun whole on DuckDB. A ranking or repro report with ``ci=`` takes DuckDB 7-11 s
+to plan (tests/report's every-kind tests, 2026-12-03), whatever the data's size (its execution
+takes milliseconds): their DuckDB reruns are those of the metrics with intervals below, the part
+of a report that depends on the engine (the rest is the same code on every engine, rerun here
+on Polars)."""
 
 
 @pytest.mark.parametrize(
