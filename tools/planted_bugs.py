@@ -169,6 +169,14 @@ BUGS = (
         "counted = nw.len()",
         ("tests/fair/test_ranking_alignment.py",),
     ),
+    Bug(
+        "a group metric's views give the replicates without the point estimate",
+        "frameaudit/_engine/estimate.py",
+        "replicates = frame.select(*estimate, REPLICATE, *columns, *also)",
+        "replicates = frame.filter(nw.col(REPLICATE) >= 0)"
+        ".select(*estimate, REPLICATE, *columns, *also)",
+        ("tests/test_resample.py", "tests/report/test_ranking_report.py"),
+    ),
 )
 
 
