@@ -110,18 +110,23 @@ def commit_of(checkout: Path) -> str:
     return done.stdout.strip()
 
 
+def best_at(runs: list[Path], call: str = "bench_calls.measure()") -> dict[Path, dict[str, float]]:
+    """Each checkout's best times of ``call`` (:func:`measured_at`) over two alternating passes."""
+    best: dict[Path, dict[str, float]] = {}
+    for _ in range(2):
+        for checkout in runs:
+            times = measured_at(checkout, call)
+            old = best.get(checkout, times)
+            best[checkout] = {k: min(v, old[k]) for k, v in times.items()}
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--against", type=Path, help="another checkout of frameaudit")
     args = parser.parse_args()
     runs = [HERE, *([args.against.resolve()] if args.against else [])]
-    # two passes, alternating the checkouts; each keeps its best
-    best: dict[Path, dict[str, float]] = {}
-    for _ in range(2):
-        for checkout in runs:
-            times = measured_at(checkout)
-            old = best.get(checkout, times)
-            best[checkout] = {k: min(v, old[k]) for k, v in times.items()}
+    best = best_at(runs)
     mine = best[HERE]
     header = "| metric | CPU ms a call |"
     rule = "|---|---:|"

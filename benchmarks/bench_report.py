@@ -32,7 +32,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import polars as pl
-from bench_calls import commit_of, measured_at  # a call at another checkout
+from bench_calls import HERE, best_at, commit_of  # a call at another checkout
 from bench_ranking import best_of, tidy_data  # the same timing and data as the ranking benchmark
 from bench_scale import Engine, measure  # a call in a fresh process, with its peak memory
 
@@ -79,14 +79,8 @@ def report_seconds(rankings: int) -> dict[str, Any]:
 
 def against(other: Path, rankings: int) -> list[str]:
     """The report with intervals here and at ``other``: a table of the two and their ratio."""
-    here = Path(__file__).resolve().parent.parent
-    runs = [here, other.resolve()]
-    best: dict[Path, dict[str, float]] = {}
-    for _ in range(2):  # alternating the checkouts; each keeps its best
-        for checkout in runs:
-            times = measured_at(checkout, f"bench_report.report_seconds({rankings})")
-            old = best.get(checkout, times)
-            best[checkout] = {k: min(v, old[k]) for k, v in times.items()}
+    runs = [HERE, other.resolve()]
+    best = best_at(runs, f"bench_report.report_seconds({rankings})")
     commit = commit_of(other)
     lines = [
         f"The report with intervals (`ci=0.95, n_boot=200`) at this checkout and at {commit}, "
@@ -97,7 +91,7 @@ def against(other: Path, rankings: int) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for engine, rows in (("Polars", rankings * 100), ("DuckDB", 50_000)):
-        mine, theirs = best[here][engine], best[runs[1]][engine]
+        mine, theirs = best[HERE][engine], best[runs[1]][engine]
         lines.append(f"| {engine}, {rows:,} | {mine:.2f} | {theirs:.2f} | {mine / theirs:.2f} |")
     return lines
 

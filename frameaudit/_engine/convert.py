@@ -51,6 +51,7 @@ __all__ = [
     "PolarsExpr",
     "Source",
     "collected",
+    "eager",
     "expressions",
     "from_engine",
     "is_bool",
@@ -468,13 +469,22 @@ def collected(
     inside DuckDB or Spark raises the frameaudit error it does there.
     """
     if source.kind.on_polars:
-        eager: pl.DataFrame = from_engine(
+        computed: pl.DataFrame = from_engine(
             result, replace(source, kind=Kind.POLARS_EAGER), checks=checks, replicates=replicates
         )
-        return eager
-    native = from_engine(result, source, checks=checks, replicates=replicates)
+        return computed
+    return eager(from_engine(result, source, checks=checks, replicates=replicates))
+
+
+def eager(result: Any) -> pl.DataFrame:
+    """A metric's result (of the input's kind) as an eager Polars frame.
+
+    Bad values found inside a DuckDB or Spark query raise the frameaudit error.
+    """
+    native = nw.from_native(result)
     with frameaudit_errors():
-        polars: pl.DataFrame = nw.from_native(native).collect(backend="polars").to_native()
+        frame = native.collect(backend="polars") if isinstance(native, nw.LazyFrame) else native
+    polars: pl.DataFrame = frame.to_polars()
     return polars
 
 

@@ -15,9 +15,8 @@ import narwhals.stable.v2 as nw
 import polars as pl
 from tqdm.auto import tqdm
 
-from frameaudit._engine import is_frame
+from frameaudit._engine import eager, is_frame
 from frameaudit._registry import shown
-from frameaudit.exceptions import frameaudit_errors
 
 __all__ = [
     "created",
@@ -41,18 +40,6 @@ _PROGRESS_DELAY = 2.0  # seconds before a report's progress bar shows (quick rep
 SHOW_PROGRESS: ContextVar[bool] = ContextVar("SHOW_PROGRESS", default=True)
 """Whether reports draw their progress bar: the command line sets it to whether standard error
 is a terminal (a log or a pipe gets no bar)."""
-
-
-def eager(result: Any) -> pl.DataFrame:
-    """A metric's result (of the input's kind) as an eager Polars frame.
-
-    Bad values found inside a DuckDB or Spark query raise the frameaudit error.
-    """
-    native = nw.from_native(result)
-    with frameaudit_errors():
-        frame = native.collect(backend="polars") if isinstance(native, nw.LazyFrame) else native
-    polars: pl.DataFrame = frame.to_polars()
-    return polars
 
 
 _ORDER_DIGITS = 12
