@@ -536,7 +536,7 @@ BAD = [
         r"weight='w': expected finite numbers",
     ),
     (
-        {"weight": "w", "ci": 0.9},
+        {"weight": "w", "ci": 0.9, "n_boot": 10},
         _with_w([1.0, 2.0, 1.0, 3.0]),
         fa.InvalidValueError,
         r"weight='w': expected one value within each sample, found 1 sample\(s\) with "
