@@ -51,13 +51,9 @@ from frameaudit.fair._alignment import (
     alignment_frames,
     one_grouping,
 )
+from frameaudit.fair._groups import GroupMapping, item_groups, target_shares
 from frameaudit.fair._judgments import judged as judged_frame
-from frameaudit.fair.ranking import (
-    GroupMapping,
-    item_groups,
-    position_weight,
-    target_shares,
-)
+from frameaudit.fair.ranking import position_weight
 
 __all__ = ["expected_exposure"]
 
