@@ -3,6 +3,7 @@
     python benchmarks/bench_report.py            # 10,000 rankings x 100 items (1M rows)
     python benchmarks/bench_report.py --quick    # small smoke run
     python benchmarks/bench_report.py --against /tmp/before   # and the report at another checkout
+    python benchmarks/bench_report.py --clustering-against /tmp/before   # the clustering report
 
 Part 1: ``fa.report.ranking`` runs each group metric once (per group, ``combo=None``; every
 combo from the same per-group values, under ``ci=`` from the same replicates), runs NDKL (mean
@@ -20,6 +21,11 @@ peak). Results are printed and written to benchmarks/results/report.md.
 ``--against`` adds the report with intervals (``ci=0.95, n_boot=200``) at this checkout and at
 another, each in a subprocess, alternating, best of two: on Polars over Part 1's log and on
 DuckDB over 500 of its rankings.
+
+``--clustering-against`` times only the clustering report of the built-in example (2,000
+points, 4 clusters), without and with intervals (``ci=0.95, n_boot=200``), on Polars and
+DuckDB, here and at another checkout in the same way, and writes
+benchmarks/results/clustering_report.md.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import frameaudit as fa
 from frameaudit.report._ranking import group_calls
 
 RESULTS = Path(__file__).parent / "results" / "report.md"
+CLUSTERING_RESULTS = RESULTS.with_name("clustering_report.md")
 ROLES: dict[str, Any] = {"rank": "rank", "group": "group", "ranking": "ranking", "item": "item"}
 COLUMNS = {"relevance": "relevance", "ctr": "ctr", "relevant": "relevant"}
 
@@ -96,11 +103,61 @@ def against(other: Path, rankings: int) -> list[str]:
     return lines
 
 
+CLUSTERING_CASES = {
+    "Polars, no interval": ("polars", {}),
+    "Polars, ci=0.95, n_boot=200": ("polars", {"ci": 0.95, "n_boot": 200}),
+    "DuckDB, no interval": ("duckdb", {}),
+    "DuckDB, ci=0.95, n_boot=200": ("duckdb", {"ci": 0.95, "n_boot": 200}),
+}
+
+
+def clustering_seconds() -> dict[str, Any]:
+    """The clustering report of the built-in example in each case of CLUSTERING_CASES."""
+    points = fa.datasets.clustering_example().with_row_index("id")
+    times: dict[str, Any] = {"frameaudit": str(Path(fa.__file__).resolve())}
+    for case, (engine, boot) in CLUSTERING_CASES.items():
+        frame = duckdb.from_arrow(points.to_arrow()) if engine == "duckdb" else points
+        times[case] = best_of(
+            lambda frame=frame, boot=boot: fa.report.clustering(
+                frame, a="a", b="b", point="id", seed=0, **boot
+            ),
+            5,
+        )
+    return times
+
+
+def clustering_against(other: Path) -> str:
+    """The clustering report here and at ``other`` (alternating, best of two): a table."""
+    runs = [HERE, other.resolve()]
+    best = best_at(runs, "bench_report.clustering_seconds()")
+    commit = commit_of(other)
+    lines = [
+        "The clustering report of `fa.datasets.clustering_example()` (2,000 points, 4 clusters), "
+        f"measured {time.strftime('%Y-%m-%d')} with `--clustering-against <a checkout of "
+        f"{commit}>` (best of 5 calls, two passes alternating):",
+        "",
+        f"| engine, intervals | seconds | at {commit} (s) | this / {commit} |",
+        "|---|---:|---:|---:|",
+    ]
+    for case in CLUSTERING_CASES:
+        mine, theirs = best[HERE][case], best[runs[1]][case]
+        lines.append(f"| {case} | {mine:.3f} | {theirs:.3f} | {mine / theirs:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--against", type=Path, help="another checkout of frameaudit")
+    parser.add_argument(
+        "--clustering-against", type=Path, help="the clustering report here and at a checkout"
+    )
     args = parser.parse_args()
+    if args.clustering_against:
+        table = clustering_against(args.clustering_against)
+        print(table)
+        CLUSTERING_RESULTS.write_text(table)
+        return
     rankings, repeats = (500, 1) if args.quick else (10_000, 3)
     log = tidy_data(rankings, 100)
     lines = [

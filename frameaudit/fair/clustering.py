@@ -178,7 +178,7 @@ def _feature_columns(
 
 def _prepare(
     frame: Any,
-    metric: str,
+    metric: str | Sequence[str],
     *,
     cluster: str,
     group: str,
@@ -195,12 +195,14 @@ def _prepare(
 ) -> _Prepared:
     """Validate the schema and bring the frame into the engine.
 
-    ``outputs`` are the columns the result adds besides ``metric`` (and, with a bootstrap,
-    its interval's). With ``distances`` (the distance metrics), also add the group code and
-    the ``features``. ``read_labels=False``: the cluster labels are not read (``cluster``
+    ``outputs`` are the columns the result adds besides ``metric`` (one name, or several for
+    one result of several metrics) and, with a bootstrap, their intervals'. With
+    ``distances`` (the distance metrics), also add the group code and the ``features``.
+    ``read_labels=False``: the cluster labels are not read (``cluster``
     names the centroids' column). The checks on the rows start with the null check;
     :func:`_present` adds the others. A ``weight`` of 0 leaves the point out.
     """
+    metrics = [metric] if isinstance(metric, str) else list(metric)
     if estimator.bootstrap is not None and point is None:
         msg = (
             f"ci={estimator.bootstrap.level!r}: intervals resample points; give point= the column "
@@ -218,7 +220,7 @@ def _prepare(
             Role("point", point, optional=True),
             Role("weight", weight, optional=True, dtype="numeric"),
         ],
-        outputs=[metric, *outputs, *estimator.outputs(metric)],
+        outputs=[*metrics, *outputs, *estimator.outputs(*metrics)],
     )
     source = bound.source
     by_names = bound.columns["by"]
@@ -356,24 +358,31 @@ _SHARES: dict[str, tuple[Callable[[], nw.Expr], tuple[str, ...]]] = {
 def _conclude(
     prep: _Prepared,
     values: nw.LazyFrame[Any],
-    metric: str,
+    metrics: Sequence[str],
     keys: Sequence[str] = (),
     before: Sequence[str] = (),
 ) -> Any:
-    """Per (partition, ``keys``): the value (with a bootstrap, its interval), in the caller's kind.
+    """Per (partition, ``keys``): the values (with a bootstrap, intervals), in the caller's kind.
 
-    ``values`` holds ``metric`` and the columns ``before`` (shown before it) per (estimate,
-    ``keys``).
+    ``values`` holds ``metrics`` and the columns ``before`` (shown before them) per (estimate,
+    ``keys``). One metric: its value, ``_lo``, ``_hi``, the points and the undefined
+    replicates; several: each one's value and bounds in turn, then the points and each one's
+    undefined replicates (:meth:`~frameaudit._engine.Estimation.intervals`).
     """
     estimation = prep.estimation
-    result = estimation.interval(values, keys, metric, also=before)
-    order = [*estimation.partition, *keys, *before, metric, *estimation.outputs(metric)]
-    return estimation.finish(result.select(order), keys, checks=prep.checks)
+    first = [*estimation.partition, *keys, *before]
+    if len(metrics) == 1:
+        result = estimation.interval(values, keys, metrics[0], also=before)
+        shown = [*metrics, *estimation.outputs(*metrics)]
+    else:
+        result = estimation.intervals(values, keys, metrics, also=before)
+        shown = [c for c in result.collect_schema().names() if c not in first]
+    return estimation.finish(result.select(*first, *shown), keys, checks=prep.checks)
 
 
-def _label_metric(
+def _label_metrics(
     frame: Any,
-    metric: str,
+    metrics: Sequence[str],
     *,
     cluster: str,
     group: str,
@@ -387,7 +396,9 @@ def _label_metric(
 ) -> Any:
     """Counts per (partition, cluster, group), the per-cluster terms, their min or sum.
 
-    A null term (0/0) makes the partition's value null: an undefined cluster is never skipped.
+    One plan for every metric of ``metrics`` (the counts, the shares and the bootstrap draws
+    are the same for all of them). A null term (0/0) makes the partition's value null: an
+    undefined cluster is never skipped.
     Only the columns the metric needs are computed, in as few steps as possible: building the
     plan costs more than running it up to about a million rows. With weights the counts are
     sums of weights; with a bootstrap, every estimate (the point estimate and each replicate)
@@ -397,7 +408,7 @@ def _label_metric(
     outputs = [*_COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
     prep = _prepare(
         frame,
-        metric,
+        metrics,
         cluster=cluster,
         group=group,
         a=a,
@@ -420,7 +431,8 @@ def _label_metric(
         )
     counts = cached(counts)
     # with a bootstrap the counts are per replicate: the checks read the points instead
-    _present(prep, prep.frame if estimator.bootstrap else counts, metric, group=group, a=a, b=b)
+    present = prep.frame if estimator.bootstrap else counts
+    _present(prep, present, metrics[0], group=group, a=a, b=b)
     # DuckDB sums are decimals, hence the casts.
     size = nw.Float64 if weight else nw.Int64
     n = nw.col(_POINTS).cast(size)
@@ -433,8 +445,8 @@ def _label_metric(
         [*prep.estimation.estimates, cluster],
         _COUNTS,
     )
-    term, reduction, needed = _LABEL_METRICS[metric]
-    derived = list(_SHARES) if per_cluster else needed
+    needed = {column for metric in metrics for column in _LABEL_METRICS[metric][2]}
+    derived = list(_SHARES) if per_cluster else [s for s in _SHARES if s in needed]
     totals = {total for name in derived for total in _SHARES[name][1]}
     if derived:
         wanted = {total: column for total, column in _TOTALS.items() if total in totals}
@@ -447,24 +459,31 @@ def _label_metric(
         per = joined_on(per, summed.select(*hashed, *wanted), hashed).with_columns(
             _SHARES[name][0]().alias(name) for name in derived
         )
-    detail = per.with_columns(term().alias(metric))
+    detail = per.with_columns(_LABEL_METRICS[metric][0]().alias(metric) for metric in metrics)
     if per_cluster:
         sizes = (nw.col(c).cast(size) for c in _COUNTS)
-        detail = detail.select(*prep.estimation.estimates, cluster, *sizes, *_SHARES, metric)
-        return _conclude(prep, detail, metric, [cluster], [*_COUNTS, *_SHARES])
-    reductions = [nw.col(metric).count().alias(_DEFINED), nw.len().alias(_POINTS)]
-    if reduction == "min":
-        reduced = aggregate(detail, prep.estimation.estimates, nw.col(metric).min(), *reductions)
+        detail = detail.select(*prep.estimation.estimates, cluster, *sizes, *_SHARES, *metrics)
+        return _conclude(prep, detail, metrics, [cluster], [*_COUNTS, *_SHARES])
+    defined = [f"{_DEFINED}{i}" for i in range(len(metrics))]
+    added = [m for m in metrics if _LABEL_METRICS[m][1] == "sum"]
+    reductions = [
+        *(nw.col(m).min() for m in metrics if _LABEL_METRICS[m][1] == "min"),
+        *(nw.col(m).count().alias(d) for m, d in zip(metrics, defined, strict=True)),
+        nw.len().alias(_POINTS),
+    ]
+    estimates = prep.estimation.estimates
+    if added:
+        reduced = exact_sums(detail, estimates, added, *reductions)
     else:
-        reduced = exact_sums(detail, prep.estimation.estimates, [metric], *reductions)
+        reduced = aggregate(detail, estimates, *reductions)
     summary = reduced.select(
         *prep.estimation.estimates,
-        nw.when(nw.col(_DEFINED) < nw.col(_POINTS))
-        .then(null_float())
-        .otherwise(nw.col(metric))
-        .alias(metric),
+        *(
+            nw.when(nw.col(d) < nw.col(_POINTS)).then(null_float()).otherwise(nw.col(m)).alias(m)
+            for m, d in zip(metrics, defined, strict=True)
+        ),
     )
-    return _conclude(prep, summary, metric)
+    return _conclude(prep, summary, metrics)
 
 
 _POINT_UNCERTAINTY = uncertainty_parameters(
@@ -586,9 +605,9 @@ def cluster_balance(
     │ 2       ┆ 1   ┆ 1   ┆ 1.25     ┆ 0.833333 ┆ 0.833333        │
     └─────────┴─────┴─────┴──────────┴──────────┴─────────────────┘
     """
-    return _label_metric(
+    return _label_metrics(
         frame,
-        "cluster_balance",
+        ["cluster_balance"],
         cluster=cluster,
         group=group,
         a=a,
@@ -652,9 +671,9 @@ def min_cluster_ratio(
     >>> fa.fair.min_cluster_ratio(df, a="b", b="a", per_cluster=True)["min_cluster_ratio"].to_list()
     [4.0, 0.5, 1.0]
     """
-    return _label_metric(
+    return _label_metrics(
         frame,
-        "min_cluster_ratio",
+        ["min_cluster_ratio"],
         cluster=cluster,
         group=group,
         a=a,
@@ -708,9 +727,9 @@ def cluster_distribution_tv(
     >>> round(fa.fair.cluster_distribution_tv(df, a="a", b="b").item(), 6)
     0.416667
     """
-    return _label_metric(
+    return _label_metrics(
         frame,
-        "cluster_distribution_tv",
+        ["cluster_distribution_tv"],
         cluster=cluster,
         group=group,
         a=a,
@@ -770,9 +789,50 @@ def cluster_distribution_kl(
     >>> round(fa.fair.cluster_distribution_kl(df, a="a", b="b").item(), 6)
     0.405465
     """
-    return _label_metric(
+    return _label_metrics(
         frame,
-        "cluster_distribution_kl",
+        ["cluster_distribution_kl"],
+        cluster=cluster,
+        group=group,
+        a=a,
+        b=b,
+        by=by,
+        per_cluster=per_cluster,
+        point=point,
+        weight=weight,
+        estimator=Estimator.requested(UNITS, ci, n_boot, seed),
+    )
+
+
+@constraints(per_cluster=Flag(), **UNCERTAINTY)
+def label_metrics(
+    frame: Any,
+    *,
+    cluster: str = "cluster",
+    group: str = "group",
+    a: Any,
+    b: Any,
+    by: Names | None = None,
+    per_cluster: bool = False,
+    point: str | None = None,
+    weight: str | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Any:
+    """The four label metrics in one result, from one plan: what the clustering report reads.
+
+    Each value is the one its own function gives with the same arguments, and so is each
+    interval (the same draws). With ``per_cluster``, one row per cluster: the counts and
+    shares once, then each metric's term; else one row per partition. With ``ci``, each
+    metric's value is followed by its ``_lo`` and ``_hi``, and the result ends with the
+    points and each metric's ``<metric>_undefined_replicates``. The counts, the shares and
+    the bootstrap draws are computed once for the four (the report made eight calls: on
+    DuckDB, each one a plan of its own).
+    """
+    return _label_metrics(
+        frame,
+        list(_LABEL_METRICS),
         cluster=cluster,
         group=group,
         a=a,
@@ -1035,7 +1095,7 @@ def social_fairness_ratio(
     result = means.with_columns(ratio).select(
         *prep.estimation.estimates, nan_to_null(nw.col(metric)).alias(metric)
     )
-    return _conclude(prep, result, metric)
+    return _conclude(prep, result, [metric])
 
 
 # --- silhouette difference -------------------------------------------------------------------

@@ -8,10 +8,12 @@ from typing import Any
 import polars as pl
 
 from frameaudit import fair
+from frameaudit._engine import UNDEFINED
 from frameaudit._params import strict
 from frameaudit._registry import metrics
 from frameaudit._roles import refuse_outputs
 from frameaudit.exceptions import UnsupportedBackendError
+from frameaudit.fair.clustering import label_metrics
 from frameaudit.report import _charts, _layout, _tables
 from frameaudit.report._layout import Layout
 from frameaudit.report._report import Report
@@ -47,11 +49,13 @@ def clustering(
 ) -> Report:
     r"""The clustering-fairness report of a clustering: every metric, per cluster and overall.
 
-    Runs the four label metrics (:func:`frameaudit.fair.cluster_balance`,
+    Computes the four label metrics (:func:`frameaudit.fair.cluster_balance`,
     :func:`~frameaudit.fair.min_cluster_ratio`, :func:`~frameaudit.fair.cluster_distribution_tv`,
-    :func:`~frameaudit.fair.cluster_distribution_kl`) once per cluster (``per_cluster=True``)
-    and once overall; with ``features``, also :func:`~frameaudit.fair.social_fairness_ratio`
-    and :func:`~frameaudit.fair.silhouette_difference`. The silhouette is left out, with a
+    :func:`~frameaudit.fair.cluster_distribution_kl`) per cluster (``per_cluster=True``) and
+    overall, each of the two a single plan for the four (the same values and intervals as
+    their own functions give); with ``features``, also
+    :func:`~frameaudit.fair.social_fairness_ratio` and
+    :func:`~frameaudit.fair.silhouette_difference`. The silhouette is left out, with a
     note, where its metric refuses the input: with ``weight`` (no weighted silhouette) and on
     DuckDB and PySpark (its kernel runs in memory only).
 
@@ -109,24 +113,21 @@ def clustering(
     resampling: dict[str, Any] = {"point": point, "weight": weight}
     boot: dict[str, Any] = {} if ci is None else {"ci": ci, "n_boot": n_boot, "seed": seed}
     labels = metrics("clustering", "clusters")
-    details = {
-        m.name: _tables.eager(m.function(frame, **roles, **resampling, **boot, per_cluster=True))
-        for m in labels
-    }
-    first = details["cluster_balance"]
+    detail, whole = (
+        _tables.eager(label_metrics(frame, **roles, **resampling, **boot, per_cluster=per_cluster))
+        for per_cluster in (True, False)
+    )
     n = (pl.col("n_a") + pl.col("n_b")).alias("n")
-    per_group = first.select(cluster, n, "n_a", "n_b")
-    for name, detail in details.items():
-        values = detail.select(cluster, name, *(f"{name}_{end}" for end in ("lo", "hi") if ci))
-        per_group = per_group.join(values, on=cluster, how="left", nulls_equal=True)
-    if ci is not None:
-        per_group = per_group.join(
-            first.select(cluster, LAYOUT.unit), on=cluster, how="left", nulls_equal=True
-        )
-    summary = [
-        _row(m.name, _tables.eager(m.function(frame, **roles, **resampling, **boot)), ci)
-        for m in labels
-    ]
+    bounds = ("lo", "hi") if ci else ()
+    per_group = detail.select(
+        cluster,
+        n,
+        "n_a",
+        "n_b",
+        *(c for m in labels for c in (m.name, *(f"{m.name}_{end}" for end in bounds))),
+        *([LAYOUT.unit] if ci else []),
+    )
+    summary = [_row(m.name, whole, ci, undefined=f"{m.name}_{UNDEFINED}") for m in labels]
     notes = [
         "Each cluster's balance is min(ρ_a, ρ_b), ρ_g the cluster's share of group g over g's "
         "share of all points: 1 when the cluster mirrors the data, 0 when it lacks a group.",
@@ -151,7 +152,7 @@ def clustering(
         per_group=per_group.sort(cluster),
         summary=_tables.summary(summary, unit=LAYOUT.unit, ci=ci),
         worst=_tables.worst(worst),
-        tables={"composition": _composition(first, cluster, a, b)},
+        tables={"composition": _composition(detail, cluster, a, b)},
         parameters={
             "cluster": cluster,
             "group": group,
@@ -199,15 +200,21 @@ def _silhouette(
     return _tables.eager(result), note
 
 
-def _row(metric: str, result: pl.DataFrame, ci: float | None) -> dict[str, Any]:
-    """A summary row; ``result``: the metric's own result (with ``ci=`` when given)."""
+def _row(
+    metric: str, result: pl.DataFrame, ci: float | None, *, undefined: str = UNDEFINED
+) -> dict[str, Any]:
+    """A summary row; ``result``: one row with the metric's value.
+
+    With ``ci=``, the row holds its interval, the points and its undefined replicates (in the
+    column ``undefined``).
+    """
     interval = None
     if ci is not None and f"{metric}_lo" in result.columns:
         interval = {
             "lo": result[f"{metric}_lo"].item(),
             "hi": result[f"{metric}_hi"].item(),
             LAYOUT.unit: result[LAYOUT.unit].item(),
-            "undefined_replicates": result["undefined_replicates"].item(),
+            UNDEFINED: result[undefined].item(),
         }
     value = result[metric].item()
     return _tables.summary_row(

@@ -29,6 +29,7 @@ from frameaudit.exceptions import (
     InvalidValueError,
     UnsupportedBackendError,
 )
+from frameaudit.fair.clustering import label_metrics
 
 Metric = Callable[..., Any]
 LABEL = ref.LABEL_METRICS
@@ -345,6 +346,32 @@ def test_without_ci_point_changes_nothing() -> None:
     frame = _frame(3, n=60, k=3)
     for metric in (*LABEL, SFR):
         assert_frame_close(_call(metric, frame, point="id"), _call(metric, frame))
+
+
+@pytest.mark.spark(cases=["per_cluster-True"])
+@pytest.mark.parametrize("per_cluster", [False, True], ids=["whole", "per_cluster-True"])
+def test_the_four_label_metrics_in_one_result_are_each_function(
+    constructor: Constructor, *, per_cluster: bool
+) -> None:
+    """``label_metrics`` (the clustering report's one plan) gives, column for column, what
+    each label metric's own call gives: values, intervals from the same draws, points and
+    undefined replicates; weighted, by partition, with a partition whose points weigh 0."""
+    frame = _frame(5, n=60, k=3, n_parts=3)
+    frame = frame.with_columns(pl.when(pl.col("part") == 2).then(0).otherwise("w").alias("w"))
+    kwargs = {"by": "part", "point": "id", "weight": "w", "ci": 0.8, "n_boot": 50, "seed": 7}
+    kwargs["per_cluster"] = per_cluster
+    together = to_polars(label_metrics(constructor(frame), a="a", b="b", **kwargs))
+    keys = ["part", "cluster"] if per_cluster else ["part"]
+    for metric in LABEL:
+        own = _call(metric, frame, **kwargs)
+        shown = [*keys, metric, f"{metric}_lo", f"{metric}_hi", "points"]
+        if per_cluster:
+            shown[len(keys) : len(keys)] = [*COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
+        undefined = pl.col(f"{metric}_undefined_replicates").alias("undefined_replicates")
+        assert_frame_close(
+            together.select(*shown, undefined), own.select(*shown, "undefined_replicates")
+        )
+    assert [c for c in together.columns if c in LABEL] == list(LABEL)
 
 
 # ---------------------------------------------------------------------------------------------
