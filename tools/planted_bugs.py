@@ -177,6 +177,13 @@ BUGS = (
         ".select(*estimate, REPLICATE, *columns, *also)",
         ("tests/test_resample.py", "tests/report/test_ranking_report.py"),
     ),
+    Bug(
+        "the clustering report's rows read one metric's undefined replicates",
+        "frameaudit/report/_clustering.py",
+        'undefined=f"{m.name}_{UNDEFINED}"',
+        'undefined=f"{labels[0].name}_{UNDEFINED}"',
+        ("tests/report/test_clustering_report.py",),
+    ),
 )
 
 

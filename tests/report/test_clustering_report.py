@@ -132,6 +132,26 @@ def test_intervals_are_the_metric_functions(points: pl.DataFrame, with_ci: Repor
     assert any("silhouette_difference has no interval" in note for note in with_ci.notes)
 
 
+def test_each_summary_row_holds_its_own_metrics_interval() -> None:
+    """Six points, where the metrics' undefined replicates differ (a replicate without a point
+    of a leaves the balance undefined, and the ratio infinite): each summary row is its own
+    metric's call, though the report reads the four from one result."""
+    frame = pl.DataFrame(
+        {"id": range(6), "cluster": ["x"] * 3 + ["y"] * 3, "group": ["a", "a", "b", "a", "b", "b"]}
+    )
+    boot = {**BOOT, "n_boot": 200, "seed": 1}
+    report = fa.report.clustering(frame, **ROLES, **boot)
+    undefined = set()
+    for metric in LABEL_METRICS:
+        own = getattr(fa.fair, metric)(frame, **ROLES, **boot)
+        for column, end in (("value", ""), ("lo", "_lo"), ("hi", "_hi")):
+            assert _value(report, metric, column) == own[f"{metric}{end}"].item()
+        for column in ("points", "undefined_replicates"):
+            assert _value(report, metric, column) == own[column].item()
+        undefined.add(own["undefined_replicates"].item())
+    assert len(undefined) > 1  # a row that read another metric's would differ
+
+
 def test_worst_names_the_cluster_furthest_from_parity() -> None:
     # holisticai's example: a = 4 points, b = 6; cluster 0 holds 1 of a and 4 of b, cluster 1
     # 2 and 1, cluster 2 1 and 1. ρ_a = (1/5)/0.4 = 0.5 in cluster 0 is the lowest balance,
