@@ -84,23 +84,38 @@ def report_seconds(rankings: int) -> dict[str, Any]:
     }
 
 
-def against(other: Path, rankings: int) -> list[str]:
-    """The report with intervals here and at ``other``: a table of the two and their ratio."""
+def ab_table(
+    other: Path, call: str, intro: str, *, first: str, rows: dict[str, str], digits: int
+) -> list[str]:
+    """``call``'s times here and at ``other`` (:func:`bench_calls.best_at`), as a table.
+
+    ``intro`` may name ``{commit}`` and ``{day}``; ``rows``: each row's label → the key of its
+    time in ``call``'s result; ``first``: the label column's heading.
+    """
     runs = [HERE, other.resolve()]
-    best = best_at(runs, f"bench_report.report_seconds({rankings})")
+    best = best_at(runs, call)
     commit = commit_of(other)
     lines = [
-        f"The report with intervals (`ci=0.95, n_boot=200`) at this checkout and at {commit}, "
-        f"measured {time.strftime('%Y-%m-%d')} with `--against <a checkout of {commit}>` "
-        "(best of two, alternating):",
+        intro.format(commit=commit, day=time.strftime("%Y-%m-%d")),
         "",
-        f"| engine, rows | seconds | at {commit} (s) | this / {commit} |",
+        f"| {first} | seconds | at {commit} (s) | this / {commit} |",
         "|---|---:|---:|---:|",
     ]
-    for engine, rows in (("Polars", rankings * 100), ("DuckDB", 50_000)):
-        mine, theirs = best[HERE][engine], best[runs[1]][engine]
-        lines.append(f"| {engine}, {rows:,} | {mine:.2f} | {theirs:.2f} | {mine / theirs:.2f} |")
+    for label, key in rows.items():
+        mine, theirs = best[HERE][key], best[runs[1]][key]
+        lines.append(f"| {label} | {mine:.{digits}f} | {theirs:.{digits}f} | {mine / theirs:.2f} |")
     return lines
+
+
+def against(other: Path, rankings: int) -> list[str]:
+    """The report with intervals here and at ``other``: a table of the two and their ratio."""
+    intro = (
+        "The report with intervals (`ci=0.95, n_boot=200`) at this checkout and at {commit}, "
+        "measured {day} with `--against <a checkout of {commit}>` (best of two, alternating):"
+    )
+    rows = {f"Polars, {rankings * 100:,}": "Polars", "DuckDB, 50,000": "DuckDB"}
+    call = f"bench_report.report_seconds({rankings})"
+    return ab_table(other, call, intro, first="engine, rows", rows=rows, digits=2)
 
 
 CLUSTERING_CASES = {
@@ -128,21 +143,17 @@ def clustering_seconds() -> dict[str, Any]:
 
 def clustering_against(other: Path) -> str:
     """The clustering report here and at ``other`` (alternating, best of two): a table."""
-    runs = [HERE, other.resolve()]
-    best = best_at(runs, "bench_report.clustering_seconds()")
-    commit = commit_of(other)
-    lines = [
+    intro = (
         "The clustering report of `fa.datasets.clustering_example()` (2,000 points, 4 clusters), "
-        f"measured {time.strftime('%Y-%m-%d')} with `--clustering-against <a checkout of "
-        f"{commit}>` (best of 5 calls, two passes alternating):",
-        "",
-        f"| engine, intervals | seconds | at {commit} (s) | this / {commit} |",
-        "|---|---:|---:|---:|",
-    ]
-    for case in CLUSTERING_CASES:
-        mine, theirs = best[HERE][case], best[runs[1]][case]
-        lines.append(f"| {case} | {mine:.3f} | {theirs:.3f} | {mine / theirs:.2f} |")
-    return "\n".join(lines) + "\n"
+        "measured {day} with `--clustering-against <a checkout of {commit}>` (best of 5 calls, "
+        "two passes alternating):"
+    )
+    rows = {case: case for case in CLUSTERING_CASES}
+    call = "bench_report.clustering_seconds()"
+    return (
+        "\n".join(ab_table(other, call, intro, first="engine, intervals", rows=rows, digits=3))
+        + "\n"
+    )
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ Polars'."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import duckdb
@@ -73,10 +74,9 @@ def test_duckdb_finds_the_repeats_polars_finds(
 
 # On Spark each case with one partition in turn (every case and every partition run; its
 # queries take a second each, DuckDB's a few milliseconds)
+_TURNS = zip(DISTINCT.items(), itertools.cycle(PARTITIONS.items()))
 SPARK_CASES = [
-    pytest.param(rows, partition, id=f"{case}-{name}")
-    for i, (case, rows) in enumerate(DISTINCT.items())
-    for name, partition in [list(PARTITIONS.items())[i % len(PARTITIONS)]]
+    pytest.param(rows, partition, id=f"{case}-{name}") for (case, rows), (name, partition) in _TURNS
 ]
 
 

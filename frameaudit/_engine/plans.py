@@ -90,10 +90,10 @@ def materialized_shared(relation: Any, anchor: Any) -> Any:
     step, and inlines one at each reference: a bootstrap's plan, whose steps read their inputs
     two or three times, grows with every step, and planning it dominates. EXP with ``ci=`` on
     600 rows took 3.2 s to plan and run, against 0.13 s with the shared expressions
-    materialized (and a ranking report with intervals 25 s, when this was written). Rewritten as SQL on the relation's
-    connection, still lazy (nothing runs until the result is read). Used for plans with
-    replicates only: a materialized expression holds its rows, which a plan without a
-    bootstrap (the large-input path) streams instead.
+    materialized (and a ranking report with intervals 25 s, when this was written). Rewritten
+    as SQL on the relation's connection, still lazy (nothing runs until the result is read).
+    Used for plans with replicates only: a materialized expression holds its rows, which a
+    plan without a bootstrap (the large-input path) streams instead.
 
     The SQL runs through ``anchor.query``: ``anchor`` is a relation of the same connection
     with few steps (the caller's frame). DuckDB's ``query`` puts a name in the catalog for the

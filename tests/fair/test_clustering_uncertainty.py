@@ -361,12 +361,12 @@ def test_the_four_label_metrics_in_one_result_are_each_function(
     kwargs = {"by": "part", "point": "id", "weight": "w", "ci": 0.8, "n_boot": 50, "seed": 7}
     kwargs["per_cluster"] = per_cluster
     together = to_polars(label_metrics(constructor(frame), a="a", b="b", **kwargs))
-    keys = ["part", "cluster"] if per_cluster else ["part"]
+    # per cluster, the counts and shares first
+    first = ["part", "cluster", *COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
     for metric in LABEL:
         own = _call(metric, frame, **kwargs)
-        shown = [*keys, metric, f"{metric}_lo", f"{metric}_hi", "points"]
-        if per_cluster:
-            shown[len(keys) : len(keys)] = [*COUNTS, "share_a", "share_b", "rho_a", "rho_b"]
+        shown = [*(first if per_cluster else ["part"]), metric, f"{metric}_lo", f"{metric}_hi"]
+        shown.append("points")
         undefined = pl.col(f"{metric}_undefined_replicates").alias("undefined_replicates")
         assert_frame_close(
             together.select(*shown, undefined), own.select(*shown, "undefined_replicates")
