@@ -367,7 +367,13 @@ def test_a_weight_beyond_the_float_scale_is_refused(
     frame, call = _WEIGHTED[metric]
     with pytest.raises(fa.FrameAuditError, match=r"weight='w': expected magnitudes in \[1e-100"):
         to_polars(call(constructor(frame.with_columns(pl.lit(weight).alias("w")))))
-    # the same weights brought within the scale give the unweighted value
+
+
+@pytest.mark.parametrize("metric", list(_WEIGHTED))
+def test_the_same_weights_within_the_scale_give_the_unweighted_value(
+    constructor: Constructor, metric: str
+) -> None:
+    frame, call = _WEIGHTED[metric]
     scaled = to_polars(call(constructor(frame.with_columns(pl.lit(1e-90).alias("w")))))
     assert_frame_close(scaled, to_polars(call(constructor(frame))))
 

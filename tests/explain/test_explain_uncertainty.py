@@ -10,6 +10,7 @@ cohesion has no resampling unit: ``ci=`` is refused there.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -193,21 +194,33 @@ def test_ninety_percent_intervals_cover_the_population_value_ninety_percent_of_t
 # Reproducible everywhere
 
 
+_ENGINE_CASES: dict[str, dict[str, Any]] = {
+    "by-fold": {"by": "fold"},
+    "by-predicted-unweighted": {"by": "predicted", "weighted": False},
+    "weighted-units": {"by": "fold", "weight": "w"},
+}
+
+
+@functools.cache
+def _same_seed_case(case: str) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame]:
+    """The frame, ``case``'s keywords with an interval and its Polars result."""
+    frame = _frame(ref.random_neighbours(3, n_queries=30, max_neighbours=6, n_classes=3))
+    kwargs = {"ci": 0.8, "n_boot": 200, "seed": 7, **_ENGINE_CASES[case]}
+    return frame, kwargs, fa.explain.correspondence(frame, **kwargs)
+
+
 @pytest.mark.spark(cases=["weighted-units"])
-@pytest.mark.parametrize(
-    "options",
-    [{"by": "fold"}, {"by": "predicted", "weighted": False}, {"by": "fold", "weight": "w"}],
-    ids=["by-fold", "by-predicted-unweighted", "weighted-units"],
-)
-def test_same_seed_same_interval_on_every_engine(
-    constructor: Constructor, options: dict[str, Any]
-) -> None:
-    cases = ref.random_neighbours(3, n_queries=30, max_neighbours=6, n_classes=3)
-    frame = _frame(cases)
-    kwargs = {"ci": 0.8, "n_boot": 200, "seed": 7, **options}
-    polars = fa.explain.correspondence(frame, **kwargs)
+@pytest.mark.parametrize("case", list(_ENGINE_CASES))
+def test_same_seed_same_interval_on_every_engine(constructor: Constructor, case: str) -> None:
+    frame, kwargs, polars = _same_seed_case(case)
+    native = fa.explain.correspondence(constructor(frame), **kwargs)
+    assert_frame_close(to_polars(native), polars)
+
+
+@pytest.mark.parametrize("case", list(_ENGINE_CASES))
+def test_same_seed_same_interval_in_any_row_order(case: str) -> None:
+    frame, kwargs, polars = _same_seed_case(case)
     assert polars["correspondence_lo"].null_count() == 0
-    assert_frame_close(to_polars(fa.explain.correspondence(constructor(frame), **kwargs)), polars)
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=1)
     assert_frame_close(fa.explain.correspondence(shuffled, **kwargs), polars)
 

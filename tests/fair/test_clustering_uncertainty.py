@@ -10,6 +10,7 @@ has neither, and says why.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -292,18 +293,32 @@ ENGINE_CASES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.spark(cases=["cluster_distribution_kl-per_cluster"])
-@pytest.mark.parametrize(
-    ("metric", "options"), ENGINE_CASES, ids=[f"{m}-{'-'.join(o)}" for m, o in ENGINE_CASES]
-)
-def test_same_seed_same_interval_on_every_engine(
-    constructor: Constructor, metric: str, options: dict[str, Any]
-) -> None:
+_ENGINE_IDS = {f"{m}-{'-'.join(o)}": (m, o) for m, o in ENGINE_CASES}
+
+
+@functools.cache
+def _same_seed_case(case: str) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame]:
+    """The weighted frame, ``case``'s keywords with an interval and its Polars result."""
+    metric, options = _ENGINE_IDS[case]
     frame = _frame(5, n=60, k=3, n_parts=2)
     if options.get("centroids") == "given":
         options = {"centroids": frame.group_by("cluster").agg(pl.col("x0", "x1", "x2").median())}
     kwargs = {"point": "id", "weight": "w", "ci": 0.8, "n_boot": 200, "seed": 7, **options}
-    polars = _call(metric, frame, **kwargs)
+    return frame, kwargs, _call(metric, frame, **kwargs)
+
+
+@pytest.mark.spark(cases=["cluster_distribution_kl-per_cluster"])
+@pytest.mark.parametrize("case", list(_ENGINE_IDS))
+def test_same_seed_same_interval_on_every_engine(constructor: Constructor, case: str) -> None:
+    frame, kwargs, polars = _same_seed_case(case)
+    native = _call(_ENGINE_IDS[case][0], constructor(frame), **kwargs)
+    assert_frame_close(to_polars(native), polars)
+
+
+@pytest.mark.parametrize("case", list(_ENGINE_IDS))
+def test_same_seed_same_interval_in_any_row_order(case: str) -> None:
+    frame, kwargs, polars = _same_seed_case(case)
+    metric, options = _ENGINE_IDS[case]
     assert polars[f"{metric}_lo"].null_count() == 0
     # the points of weight 0 are left out
     positive = frame.filter(pl.col("w") > 0)
@@ -312,7 +327,6 @@ def test_same_seed_same_interval_on_every_engine(
         assert polars["points"].to_list() == [sizes[part] for part in polars["part"]]
     else:
         assert set(polars["points"]) == {positive.height}
-    assert_frame_close(to_polars(_call(metric, constructor(frame), **kwargs)), polars)
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=1)
     assert_frame_close(_call(metric, shuffled, **kwargs), polars)
 

@@ -9,6 +9,7 @@ for equality across engines and row orders.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -219,24 +220,34 @@ _ENGINE_OPTIONS: list[dict[str, Any]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("metric", "options"),
-    [
-        (m, _ENGINE_OPTIONS[i % len(_ENGINE_OPTIONS)])
-        for i, m in enumerate(names("ranking", "group", "single"))
-    ],
-    ids=lambda value: value if isinstance(value, str) else "-".join(map(str, value)),
-)
-def test_same_seed_same_interval_on_every_engine(
-    constructor: Constructor, metric: str, options: dict[str, Any]
-) -> None:
+_ENGINE_CASES = {
+    m: _ENGINE_OPTIONS[i % len(_ENGINE_OPTIONS)]
+    for i, m in enumerate(names("ranking", "group", "single"))
+}
+
+
+@functools.cache
+def _same_seed_case(metric: str) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame]:
+    """``metric``'s weighted case with an interval: the frame, the keywords, the Polars result."""
     frame, mapping = random_rankings(3, n_items=12, n_rankings=9, length=6, n_parts=2)
     frame = frame.with_columns((pl.col("query") % 3 + 1).alias("w"))
     taken = inspect.signature(getattr(fa.fair, metric)).parameters  # IAA has no groups=
-    options = {k: mapping if v == "mapping" else v for k, v in options.items() if k in taken}
+    options = {
+        k: mapping if v == "mapping" else v for k, v in _ENGINE_CASES[metric].items() if k in taken
+    }
     kwargs = {"weight": "w", "ci": 0.8, "n_boot": 200, "seed": 7, **options}
-    polars = _call(metric, frame, **kwargs)
+    return frame, kwargs, _call(metric, frame, **kwargs)
+
+
+@pytest.mark.parametrize("metric", list(_ENGINE_CASES))
+def test_same_seed_same_interval_on_every_engine(constructor: Constructor, metric: str) -> None:
+    frame, kwargs, polars = _same_seed_case(metric)
     assert_frame_close(to_polars(_call(metric, constructor(frame), **kwargs)), polars)
+
+
+@pytest.mark.parametrize("metric", list(_ENGINE_CASES))
+def test_same_seed_same_interval_in_any_row_order(metric: str) -> None:
+    frame, kwargs, polars = _same_seed_case(metric)
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=1)
     assert_frame_close(_call(metric, shuffled, **kwargs), polars)
 

@@ -11,6 +11,7 @@ and for what they do with few samples, undefined replicates and NaN.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -348,24 +349,38 @@ def test_ninety_percent_intervals_cover_the_population_value_ninety_percent_of_t
 # ---------------------------------------------------------------------------------------------
 # Reproducible everywhere
 
-ENGINE_CASES: list[tuple[str, Call]] = [
-    ("ec_local-by", lambda f, **kw: fa.repro.ec_local(f, by="part", **kw)),
-    ("summary-by", lambda f, **kw: fa.repro.summary(f, by="part", **kw)),
-    ("summary-pairwise", lambda f, **kw: fa.repro.summary(f, by="part", pairwise=True, **kw)),
-    ("total-by", lambda f, **kw: fa.repro.total_consistency(f, by="part", **kw)),
-    ("leave-one-out", lambda f, **kw: fa.repro.leave_one_out(f, by="part", **kw)),
-]
+ENGINE_CASES: dict[str, Call] = {
+    "ec_local-by": lambda f, **kw: fa.repro.ec_local(f, by="part", **kw),
+    "summary-by": lambda f, **kw: fa.repro.summary(f, by="part", **kw),
+    "summary-pairwise": lambda f, **kw: fa.repro.summary(f, by="part", pairwise=True, **kw),
+    "total-by": lambda f, **kw: fa.repro.total_consistency(f, by="part", **kw),
+    "leave-one-out": lambda f, **kw: fa.repro.leave_one_out(f, by="part", **kw),
+}
+
+
+_SAME_SEED = {"weight": "w", "ci": 0.8, "n_boot": 50, "seed": 7}
+
+
+@functools.cache
+def _same_seed_case(case: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The frame of the same-seed cases, and ``case``'s Polars result on it."""
+    frame, _ = _weighted(2, labels="str")
+    return frame, ENGINE_CASES[case](frame, **_SAME_SEED)
 
 
 @pytest.mark.spark(cases=["ec_local-by"])
-@pytest.mark.parametrize("call", [c[1] for c in ENGINE_CASES], ids=[c[0] for c in ENGINE_CASES])
-def test_same_seed_same_interval_on_every_engine(constructor: Constructor, call: Call) -> None:
-    frame, _ = _weighted(2, labels="str")
-    kwargs = {"weight": "w", "ci": 0.8, "n_boot": 50, "seed": 7}
-    polars = call(frame, **kwargs)
-    assert_frame_close(to_polars(call(constructor(frame), **kwargs)), polars)
+@pytest.mark.parametrize("case", list(ENGINE_CASES))
+def test_same_seed_same_interval_on_every_engine(constructor: Constructor, case: str) -> None:
+    frame, polars = _same_seed_case(case)
+    native = ENGINE_CASES[case](constructor(frame), **_SAME_SEED)
+    assert_frame_close(to_polars(native), polars)
+
+
+@pytest.mark.parametrize("case", list(ENGINE_CASES))
+def test_same_seed_same_interval_in_any_row_order(case: str) -> None:
+    frame, polars = _same_seed_case(case)
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=1)
-    assert_frame_close(call(shuffled, **kwargs), polars)
+    assert_frame_close(ENGINE_CASES[case](shuffled, **_SAME_SEED), polars)
 
 
 def test_residual_interval_on_every_engine(constructor: Constructor) -> None:
