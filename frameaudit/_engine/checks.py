@@ -206,21 +206,24 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
     return Check.proved_or_diagnosed(proof, holds, diagnose)
 
 
-def message_frame(check: Check) -> nw.LazyFrame[Any]:
-    """One row, one column (:data:`MESSAGE`): the check's error text, null when it holds."""
+def message_frame(check: Check, name: str = MESSAGE) -> nw.LazyFrame[Any]:
+    """One row, one column (``name``): the check's error text, null when it holds."""
     frame, message = check.diagnosis()
-    return with_reprs(frame).select(message.alias(MESSAGE))
+    return with_reprs(frame).select(message.alias(name))
 
 
-def _first_message(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
-    """One row: the message of the first failed check, null when all hold."""
+def _first_message(checks: Sequence[Check], prefix: str | None = None) -> nw.LazyFrame[Any]:
+    """One row: the message of the first failed check (after ``prefix``), null when all hold."""
+    names = [f"{MESSAGE}{i}" for i in range(len(checks))]
     combined: nw.LazyFrame[Any] | None = None
-    for i, check in enumerate(checks):
-        own = message_frame(check).select(nw.col(MESSAGE).alias(f"{MESSAGE}{i}"))
+    for check, name in zip(checks, names, strict=True):
+        own = message_frame(check, name)
         combined = own if combined is None else combined.join(own, how="cross")
     assert combined is not None
-    names = [f"{MESSAGE}{i}" for i in range(len(checks))]
-    return combined.select(nw.coalesce(*names).alias(MESSAGE))
+    first = nw.coalesce(*names)
+    if prefix is not None:
+        first = nw.concat_str(nw.lit(prefix), first)
+    return combined.select(first.alias(MESSAGE))
 
 
 def first_failed(checks: Sequence[Check]) -> Check:
@@ -245,8 +248,7 @@ def guarded(result: nw.LazyFrame[Any], checks: Sequence[Check]) -> nw.LazyFrame[
     if implementation not in _RAISING:
         _raise_now(checks)
         return result
-    marked = nw.concat_str(nw.lit(ENGINE_MARKER), nw.col(MESSAGE))
-    message = _first_message(checks).select(marked.alias(MESSAGE))
+    message = _first_message(checks, prefix=ENGINE_MARKER)
     columns = result.collect_schema().names()
     native = _RAISING[implementation](message, result, columns)
     filtered: nw.LazyFrame[Any] = nw.from_native(native)
