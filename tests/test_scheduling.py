@@ -1,11 +1,12 @@
 """The suite's scheduler sends the work pytest-xdist's ``loadgroup`` sends (tests/scheduling.py).
 
 Both schedulers are driven through the same run: two workers, a collection with two groups
-and single tests, each worker finishing its oldest test in turn; then the same run with a
-worker crashing. What each worker is sent, when the workers are told to stop, which test
-the crash is blamed on and what is sent again must be the same (but for the empty units
-``loadgroup`` sends again after a crash: it puts the crashed worker's finished units back in
-the queue, where ours no longer holds them).
+and single tests, and at each step a worker drawn at random (seeded) finishing its oldest
+test. What each worker is sent and when the workers are told to stop must be the same,
+every test must run once and a group on one worker. With a worker crashing: the same up to
+the crash and the same test blamed; then every test not yet run runs once (what is sent when
+differs: ``loadgroup`` puts the crashed worker's finished units back in the queue and spends
+turns sending them empty, where ours no longer holds them).
 """
 
 from __future__ import annotations
