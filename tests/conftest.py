@@ -169,7 +169,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` (the suite's), at a cost linear in the number of tests."""
     if config.getvalue("dist") != "loadgroup":
         return None
-    from scheduling import Scheduler
+    from scheduling import Scheduler  # xdist's classes: imported only where it runs
 
     return Scheduler(config, log)
 
