@@ -24,10 +24,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
+from frameaudit._combos import COMBOS
 from frameaudit._engine import MAX_SEED
 from frameaudit.exceptions import InvalidCallError, InvalidParameterError
 
 __all__ = [
+    "COMBO_OPTION",
     "MAX_BOOT",
     "UNCERTAINTY",
     "Bounds",
@@ -355,3 +357,7 @@ UNCERTAINTY: dict[str, Constraint] = {
     "seed": Integer(0, MAX_SEED),
 }
 """The interval options of every metric with a resampling unit (``ci``, ``n_boot``, ``seed``)."""
+
+COMBO_OPTION: Constraint = Optional(Several(Choice(COMBOS)))
+"""The ``combo`` option of every group metric: a combo, several, or None (the values per
+group)."""

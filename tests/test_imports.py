@@ -33,6 +33,7 @@ NARWHALS_ONLY = (
     "frameaudit._params",
     "frameaudit._registry",
     "frameaudit._expr",
+    "frameaudit._combos",
     "frameaudit._docs",
 )
 
@@ -41,7 +42,7 @@ NARWHALS_ONLY = (
 LAYERS = (
     ("frameaudit.exceptions", "frameaudit._docs"),
     ("frameaudit._kernels",),
-    ("frameaudit._expr",),
+    ("frameaudit._expr", "frameaudit._combos"),
     ("frameaudit._engine.text",),
     ("frameaudit._engine.checks", "frameaudit._engine.plans"),
     ("frameaudit._engine.convert",),

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from frameaudit._engine import text
 from frameaudit._engine.checks import Check, Diagnosis, Proof, Rule, first_failed, merge_rules
-from frameaudit._engine.combos import COMBO, COMBOS, Combo, Combos, combined
+from frameaudit._engine.combos import combined
 from frameaudit._engine.convert import (
     Kind,
     PolarsExpr,
@@ -86,8 +86,6 @@ from frameaudit._engine.resample import (
 )
 
 __all__ = [
-    "COMBO",
-    "COMBOS",
     "MAX_SEED",
     "NEIGHBOURS",
     "POINT",
@@ -97,8 +95,6 @@ __all__ = [
     "UNDEFINED",
     "Bootstrap",
     "Check",
-    "Combo",
-    "Combos",
     "Diagnosis",
     "Estimation",
     "Estimator",

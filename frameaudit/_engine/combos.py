@@ -1,30 +1,23 @@
 """Combos: the per-group values of a metric combined into one number per partition.
 
-SPEC §1's seven combos, shared by every family whose metrics have per-group values (the fair
-ranking family's group metrics, the reproducibility family's multiplicity per group).
-:meth:`~frameaudit._engine.estimate.Estimation.grouped` finishes a call with them.
+SPEC §1's seven combos (named in :mod:`frameaudit._combos`), shared by every family whose
+metrics have per-group values (the fair ranking family's group metrics, the reproducibility
+family's multiplicity per group). :meth:`~frameaudit._engine.estimate.Estimation.grouped`
+finishes a call with them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
 import narwhals.stable.v2 as nw
 
+from frameaudit._combos import Combo
 from frameaudit._engine.plans import exact_means, exact_sums, expressions, native_step
 from frameaudit._expr import divided_in
 
-__all__ = ["COMBO", "COMBOS", "Combo", "Combos", "combined"]
-
-Combo = Literal[
-    "MinMaxRatio", "MaxMinRatio", "MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance"
-]
-COMBOS: tuple[Combo, ...] = get_args(Combo)
-Combos = Combo | Sequence[Combo]
-"""A combo, or several: the output then has one row per combo, named in its ``combo`` column."""
-COMBO = "combo"
-"""The output column naming the combo, when several are asked for."""
+__all__ = ["combined"]
 
 
 def combined(

@@ -34,8 +34,9 @@ from typing import Any, NamedTuple
 import narwhals.stable.v2 as nw
 import polars as pl
 
+from frameaudit._combos import COMBO, COMBOS, Combos
 from frameaudit._engine.checks import Check
-from frameaudit._engine.combos import COMBO, COMBOS, Combos, combined
+from frameaudit._engine.combos import combined
 from frameaudit._engine.convert import Kind, Source, collected, from_engine, long_form
 from frameaudit._engine.plans import count_distinct, exact_sums
 from frameaudit._engine.resample import (

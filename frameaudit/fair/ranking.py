@@ -38,12 +38,9 @@ from typing import Any, Literal, get_args
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
+from frameaudit._combos import COMBO, COMBO_BEST, COMBOS, Combo, Combos
 from frameaudit._docs import shared_docs, uncertainty_parameters
 from frameaudit._engine import (
-    COMBO,
-    COMBOS,
-    Combo,
-    Combos,
     Estimation,
     Estimator,
     cached,
@@ -64,7 +61,16 @@ from frameaudit._expr import (
     partitioned,
     safe_div,
 )
-from frameaudit._params import UNCERTAINTY, Choice, Integer, Optional, Real, Several, constraints
+from frameaudit._params import (
+    COMBO_OPTION,
+    UNCERTAINTY,
+    Choice,
+    Integer,
+    Optional,
+    Real,
+    Several,
+    constraints,
+)
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
 from frameaudit.exceptions import InvalidParameterError
@@ -106,17 +112,6 @@ __all__ = [
     "ndkl",
 ]
 
-COMBO_BEST: dict[Combo, tuple[str, str]] = {
-    "MinMaxRatio": ("1 = parity", "[0, 1]"),
-    "MaxMinRatio": ("1 = parity", "[1, inf]"),
-    "MaxMinDiff": ("0 = parity", "[0, inf)"),
-    "MaxAbsDiff": ("0 = parity", "[0, inf)"),
-    "MeanAbsDev": ("0 = parity", "[0, inf)"),
-    "LTwo": ("no parity value (squared length of V)", "[0, inf)"),
-    "Variance": ("0 = parity", "[0, inf)"),
-}
-"""What fair looks like under each combo, and the combo's range (the group values V_g ≥ 0)."""
-
 Size = Literal["items", "rows"]
 SIZES: tuple[Size, ...] = get_args(Size)
 
@@ -130,7 +125,6 @@ UNITS = "rankings"
 """The output column with the number of rankings behind a value (with ``ci=``)."""
 _POINT = Estimator(UNITS)
 """The estimation of a call without ``ci=``: the point estimate."""
-_COMBOS = Optional(Several(Choice(COMBOS)))
 _RANKING_UNCERTAINTY = uncertainty_parameters(
     "ranking",
     weights="Column of unit weights: non-negative, finite, constant within each ranking (e.g. a "
@@ -652,7 +646,7 @@ def _pooled_metric(
 
 @registered("ranking", "group", unit=UNITS, options=("size",))
 @constraints(
-    combo=_COMBOS, size=Optional(Choice(SIZES)), **UNCERTAINTY, unaligned=Choice(UNALIGNED)
+    combo=COMBO_OPTION, size=Optional(Choice(SIZES)), **UNCERTAINTY, unaligned=Choice(UNALIGNED)
 )
 @shared_docs(uncertainty=_RANKING_UNCERTAINTY)
 def exp(
@@ -790,7 +784,7 @@ def exp(
 
 
 @registered("ranking", "group", unit=UNITS, roles={"relevance": "relevance"})
-@constraints(combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED))
+@constraints(combo=COMBO_OPTION, **UNCERTAINTY, unaligned=Choice(UNALIGNED))
 def expu(
     frame: Any,
     *,
@@ -848,7 +842,7 @@ def expu(
 
 
 @registered("ranking", "group", unit=UNITS, roles={"relevance": "relevance", "ctr": "ctr"})
-@constraints(combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED))
+@constraints(combo=COMBO_OPTION, **UNCERTAINTY, unaligned=Choice(UNALIGNED))
 def expru(
     frame: Any,
     *,
@@ -908,7 +902,7 @@ def expru(
 @registered("ranking", "group", unit=UNITS, options=("p", "size"))
 @constraints(
     p=Real(0.0, 1.0, low_open=True),
-    combo=_COMBOS,
+    combo=COMBO_OPTION,
     size=Optional(Choice(SIZES)),
     **UNCERTAINTY,
     unaligned=Choice(UNALIGNED),
@@ -979,7 +973,10 @@ def _rbp_weight(rank: str, decay: float) -> nw.Expr:
 
 @registered("ranking", "group", unit=UNITS, options=("decay",))
 @constraints(
-    decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED)
+    decay=Real(0.0, 1.0, high_open=True),
+    combo=COMBO_OPTION,
+    **UNCERTAINTY,
+    unaligned=Choice(UNALIGNED),
 )
 def erbe(
     frame: Any,
@@ -1037,7 +1034,7 @@ def erbe(
 @registered("ranking", "group", unit=UNITS, options=("decay", "size"))
 @constraints(
     decay=Real(0.0, 1.0, high_open=True),
-    combo=_COMBOS,
+    combo=COMBO_OPTION,
     size=Optional(Choice(SIZES)),
     **UNCERTAINTY,
     unaligned=Choice(UNALIGNED),
@@ -1106,7 +1103,10 @@ def erbp(
     note="(binary relevance)",
 )
 @constraints(
-    decay=Real(0.0, 1.0, high_open=True), combo=_COMBOS, **UNCERTAINTY, unaligned=Choice(UNALIGNED)
+    decay=Real(0.0, 1.0, high_open=True),
+    combo=COMBO_OPTION,
+    **UNCERTAINTY,
+    unaligned=Choice(UNALIGNED),
 )
 def erbr(
     frame: Any,
@@ -1166,7 +1166,7 @@ def erbr(
 
 
 @registered("ranking", "group", unit=UNITS)
-@constraints(combo=_COMBOS, **UNCERTAINTY)
+@constraints(combo=COMBO_OPTION, **UNCERTAINTY)
 def arp(
     frame: Any,
     *,
@@ -1789,7 +1789,7 @@ _IDEAL = "__fa_ideal"
     k=Optional(Integer(1)),
     gain=Choice(GAINS),
     discount=Choice(("log2", "log")),
-    combo=_COMBOS,
+    combo=COMBO_OPTION,
     **UNCERTAINTY,
 )
 @shared_docs(uncertainty=_RANKING_UNCERTAINTY)

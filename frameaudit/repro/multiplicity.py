@@ -45,23 +45,17 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
+from frameaudit._combos import COMBO, Combos
 from frameaudit._docs import shared_docs
-from frameaudit._engine import (
-    COMBO,
-    COMBOS,
-    Combos,
-    Estimator,
-    order_within,
-)
+from frameaudit._engine import Estimator, order_within
 from frameaudit._expr import safe_div
 from frameaudit._params import (
+    COMBO_OPTION,
     UNCERTAINTY,
     Bounds,
-    Choice,
     Levels,
     Optional,
     Real,
-    Several,
     constraints,
 )
 from frameaudit._registry import registered
@@ -417,7 +411,7 @@ _GROUPED = (
         "loss": ("0 = no right prediction became wrong", RATE),
     },
 )
-@constraints(combo=Optional(Several(Choice(COMBOS))), **UNCERTAINTY)
+@constraints(combo=COMBO_OPTION, **UNCERTAINTY)
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, grouped=_GROUPED, example_runs=EXAMPLE_RUNS)
 def churn(
     frame: Any,
@@ -543,7 +537,7 @@ def _win_loss_terms(runs: Runs) -> nw.LazyFrame[Any]:
         "positive_flip_rate": ("share of wrong predictions that became right", RATE),
     },
 )
-@constraints(combo=Optional(Several(Choice(COMBOS))), **UNCERTAINTY)
+@constraints(combo=COMBO_OPTION, **UNCERTAINTY)
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, grouped=_GROUPED)
 def flip_rate(
     frame: Any,
@@ -622,7 +616,7 @@ def flip_rate(
     worst="high",
     outputs={"ambiguity": ("0 = every run predicts every sample alike", RATE)},
 )
-@constraints(combo=Optional(Several(Choice(COMBOS))), **UNCERTAINTY)
+@constraints(combo=COMBO_OPTION, **UNCERTAINTY)
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, grouped=_GROUPED)
 def ambiguity(
     frame: Any,
@@ -695,7 +689,7 @@ def ambiguity(
     worst="high",
     outputs={"discrepancy": ("0 = no run changes a decision of the reference", RATE)},
 )
-@constraints(combo=Optional(Several(Choice(COMBOS))), **UNCERTAINTY)
+@constraints(combo=COMBO_OPTION, **UNCERTAINTY)
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, grouped=_GROUPED)
 def discrepancy(
     frame: Any,
@@ -783,7 +777,7 @@ def _quantile_names(quantiles: Sequence[float]) -> list[str]:
 @constraints(
     bounds=Optional(Bounds()),
     quantiles=Optional(Levels()),
-    combo=Optional(Several(Choice(COMBOS))),
+    combo=COMBO_OPTION,
     **UNCERTAINTY,
 )
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, grouped=_GROUPED)
@@ -900,7 +894,7 @@ def score_range(
 )
 @constraints(
     threshold=Optional(Real(0.0, 1.0)),
-    combo=Optional(Several(Choice(COMBOS))),
+    combo=COMBO_OPTION,
     **UNCERTAINTY,
 )
 @shared_docs(uncertainty=SAMPLE_UNCERTAINTY, grouped=_GROUPED)
