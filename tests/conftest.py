@@ -122,8 +122,16 @@ def spark_session() -> Iterator[Any]:
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
         # the JVM's default collector runs threads of its own beside the tests, on 2 cores
         # taken from the other worker; the serial one does the same work on the thread that
-        # allocates (the PySpark tests alone: 226-245 core-seconds against 260-301)
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
+        # allocates (the PySpark tests alone: 226-245 core-seconds against 260-301). Its JIT
+        # compiler spent a third of the JVM's CPU (-XX:+CITime: 104-111 s of the PySpark
+        # tests' 324-335 core-seconds), most of it C2 optimising methods each run uses for a
+        # few queries: three times the calls before C2 compiles a method, 75-83 s and 276-317
+        # core-seconds (two alternating pairs)
+        .config(
+            "spark.driver.extraJavaOptions",
+            "-XX:+UseSerialGC -XX:Tier4InvocationThreshold=15000 "
+            "-XX:Tier4MinInvocationThreshold=2000 -XX:Tier4CompileThreshold=45000",
+        )
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
