@@ -20,7 +20,7 @@ on every engine:
 * :mod:`~frameaudit._engine.estimate`: one call's estimation (units, weights, bootstrap,
   interval, the finished frame), used by every family.
 
-The imports go one way: this package uses :mod:`frameaudit._expr`,
+The imports go one way: this package uses :mod:`frameaudit._expr`, :mod:`frameaudit._combos`,
 :mod:`frameaudit.exceptions` and :mod:`frameaudit._kernels`, and nothing that uses it
 (``tests/test_imports.py`` checks it).
 """
