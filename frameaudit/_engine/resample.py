@@ -39,7 +39,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source
-from frameaudit._engine.plans import cached, exact_sums, join_small
+from frameaudit._engine.plans import cached, exact_sums, expressions, join_small, native_step
 from frameaudit._expr import (
     WHOLE,
     aggregate,
@@ -203,10 +203,14 @@ def requested_bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap |
     return Bootstrap(float(ci), int(n_boot), int(seed), columns, replicates=True, swaps=swaps)
 
 
-def _permute(x: nw.Expr) -> nw.Expr:
-    """The quadratic-residue permutation of [0, p): x² mod p, or p − (x² mod p) above p/2."""
+def _permute(ns: Any, x: Any) -> Any:
+    """The quadratic-residue permutation of [0, p): x² mod p, or p − (x² mod p) above p/2.
+
+    In the expressions of ``ns`` (:func:`~frameaudit._engine.plans.expressions`), as every
+    step of the draws: each call with ``ci=`` builds them.
+    """
     square = (x * x) % _P
-    return nw.when(x <= _HALF).then(square).otherwise(_P - square)
+    return ns.when(x <= _HALF).then(square).otherwise(_P - square)
 
 
 def _permute_py(x: int) -> int:
@@ -223,24 +227,26 @@ def _seed_offsets(seed: int) -> tuple[int, int]:
 def _mixed_units(frame: nw.LazyFrame[Any], unit: str, seed: int) -> nw.LazyFrame[Any]:
     """``frame`` with ``_MIXED``: the unit index through the seed's two rounds (once a unit)."""
     first, _ = _seed_offsets(seed)
-    h = nw.col(_MIXED)
-    for step in (nw.col(unit) % _P, _permute(h), (h + first) % _P, _permute(h)):
-        frame = frame.with_columns(step.alias(_MIXED))
+    ns = expressions(frame)
+    h = ns.col(_MIXED)
+    for step in (ns.col(unit) % _P, _permute(ns, h), (h + first) % _P, _permute(ns, h)):
+        frame = native_step(frame, "with_columns", [step.alias(_MIXED)])
     return frame
 
 
 def _hashed(frame: nw.LazyFrame[Any], replicate: str, seed: int) -> nw.LazyFrame[Any]:
     """``frame`` (with ``_MIXED``) with ``_HASH``: the pair's value, uniform on [0, p)."""
     _, second = _seed_offsets(seed)
-    h = nw.col(_HASH)
+    ns = expressions(frame)
+    h = ns.col(_HASH)
     steps = [
-        (nw.col(_MIXED) + nw.col(replicate) * _REPLICATE_STEP) % _P,
-        _permute(h),
+        (ns.col(_MIXED) + ns.col(replicate) * _REPLICATE_STEP) % _P,
+        _permute(ns, h),
         (h + second) % _P,
-        _permute(h),
+        _permute(ns, h),
     ]
     for step in steps:
-        frame = frame.with_columns(step.alias(_HASH))
+        frame = native_step(frame, "with_columns", [step.alias(_HASH)])
     return frame
 
 
@@ -248,13 +254,16 @@ def _one(name: str, value: int = 1) -> nw.Expr:
     return nw.lit(value, dtype=nw.Int64).alias(name)
 
 
-def _count(start: int = 0) -> nw.Expr:
-    """The Poisson(1) count #{j : h ≥ T_j} of ``_HASH``, for an h known to be ≥ T_(start−1)."""
-    h = nw.col(_HASH)
-    count = nw.when(h < _THRESHOLDS[start]).then(nw.lit(start, dtype=nw.Int64))
+def _count(ns: Any, start: int = 0) -> Any:
+    """The Poisson(1) count #{j : h ≥ T_j} of ``_HASH``, for an h known to be ≥ T_(start−1).
+
+    In the expressions of ``ns``, as :func:`_permute`.
+    """
+    h = ns.col(_HASH)
+    count = ns.when(h < _THRESHOLDS[start]).then(ns.lit(start, dtype=ns.Int64))
     for j in range(start + 1, len(_THRESHOLDS)):
-        count = count.when(h < _THRESHOLDS[j]).then(nw.lit(j, dtype=nw.Int64))
-    return count.otherwise(nw.lit(len(_THRESHOLDS), dtype=nw.Int64))
+        count = count.when(h < _THRESHOLDS[j]).then(ns.lit(j, dtype=ns.Int64))
+    return count.otherwise(ns.lit(len(_THRESHOLDS), dtype=ns.Int64))
 
 
 def with_poisson_counts(
@@ -269,7 +278,8 @@ def with_poisson_counts(
     pair: the same numbers.)
     """
     hashed = _hashed(_mixed_units(frame, unit, seed), replicate, seed)
-    return hashed.with_columns(_count().alias(name)).drop(_MIXED, _HASH)
+    counted = native_step(hashed, "with_columns", [_count(expressions(hashed)).alias(name)])
+    return counted.drop(_MIXED, _HASH)
 
 
 def with_coin_flips(
@@ -281,11 +291,14 @@ def with_coin_flips(
     stream: independent of the bootstrap's counts for the same seed.
     """
     hashed = _hashed(_mixed_units(frame, unit, seed), replicate, seed ^ _COIN_STREAM)
-    return hashed.with_columns(_coin().alias(name)).drop(_MIXED, _HASH)
+    return native_step(hashed, "with_columns", [_coin(expressions(hashed)).alias(name)]).drop(
+        _MIXED, _HASH
+    )
 
 
-def _coin() -> nw.Expr:
-    return (nw.col(_HASH) > _HALF).cast(nw.Int64)
+def _coin(ns: Any) -> Any:
+    """A fair coin (Int64 0 or 1) of ``_HASH``, in the expressions of ``ns``."""
+    return (ns.col(_HASH) > _HALF).cast(ns.Int64)
 
 
 @dataclass(frozen=True)
@@ -322,7 +335,9 @@ class Resampling:
             nw.lit(POINT, dtype=nw.Int64).alias(REPLICATE),
             nw.lit(1, dtype=nw.Int64).alias(COUNT),
         )
-        return nw.concat([point, drawn.select(_UNIT, REPLICATE, _count(1).alias(COUNT))])
+        ns = expressions(drawn)
+        counts = [ns.col(_UNIT), ns.col(REPLICATE), _count(ns, 1).alias(COUNT)]
+        return nw.concat([point, native_step(drawn, "select", counts)])
 
     def summed(
         self,
@@ -421,9 +436,13 @@ class Resampling:
         units = self.indexed.select(_UNIT, _MIXED).unique()
         replicates = self.numbers.filter(nw.col(REPLICATE) != POINT)
         # the coins of with_coin_flips: another stream of the seed than the counts'
-        coins = _hashed(
+        hashed = _hashed(
             units.join(replicates, how="cross"), REPLICATE, self.bootstrap.seed ^ _COIN_STREAM
-        ).select(_UNIT, REPLICATE, _coin().alias(_FLIP))
+        )
+        ns = expressions(hashed)
+        coins = native_step(
+            hashed, "select", [ns.col(_UNIT), ns.col(REPLICATE), _coin(ns).alias(_FLIP)]
+        )
         point = units.select(_UNIT, _one(REPLICATE, POINT), _one(_FLIP, 0))
         flips = nw.concat([point, coins])
         parts = hashed_keys(partition)
@@ -604,34 +623,47 @@ def _unit_moments(
 def _coefficients(
     counts: nw.LazyFrame[Any], moments: nw.LazyFrame[Any], cell: list[str], name: str
 ) -> nw.LazyFrame[Any]:
-    """f_1, the observed numerator, β and γ of :class:`DistinctSizes`, per cell."""
-    c = nw.col
+    """f_1, the observed numerator, β and γ of :class:`DistinctSizes`, per cell.
+
+    The per-cell steps in the expressions of :func:`~frameaudit._engine.plans.expressions`.
+    """
+    joined = counts.join(moments, on=cell, how="left")
+    ns = expressions(joined)
+    c = ns.col
     r = c("__fa_r")
-    joined = counts.join(moments, on=cell, how="left").with_columns(
-        (c("__fa_aa") - c("__fa_au") * c("__fa_au") / r).alias("__fa_vara"),
-        (c("__fa_ss") - c("__fa_su") * c("__fa_su") / r).alias("__fa_vars"),
-        (c("__fa_as") - c("__fa_au") * c("__fa_su") / r).alias("__fa_cov"),
-        c(_F1).cast(nw.Float64).alias(_F1),
-        c(_ODD).cast(nw.Float64).alias(_ODD),
+    joined = native_step(
+        joined,
+        "with_columns",
+        [
+            (c("__fa_aa") - c("__fa_au") * c("__fa_au") / r).alias("__fa_vara"),
+            (c("__fa_ss") - c("__fa_su") * c("__fa_su") / r).alias("__fa_vars"),
+            (c("__fa_as") - c("__fa_au") * c("__fa_su") / r).alias("__fa_cov"),
+            c(_F1).cast(ns.Float64).alias(_F1),
+            c(_ODD).cast(ns.Float64).alias(_ODD),
+        ],
     )
-    f1, odd = c(_F1), c(_ODD)
-    shrink = nw.when(f1 > 0).then(nw.min_horizontal(nw.max_horizontal(odd, nw.lit(0.0)), f1) / f1)
-    beta = nw.when(c("__fa_vara") > 0).then(c("__fa_cov") / c("__fa_vara")).otherwise(nw.lit(0.0))
-    joined = joined.with_columns(
-        shrink.otherwise(nw.lit(0.0)).alias("__fa_shrink"), beta.alias(_BETA)
+    f1, odd, zero = c(_F1), c(_ODD), ns.lit(0.0)
+    shrink = ns.when(f1 > 0).then(ns.min_horizontal(ns.max_horizontal(odd, zero), f1) / f1)
+    beta = ns.when(c("__fa_vara") > 0).then(c("__fa_cov") / c("__fa_vara")).otherwise(zero)
+    joined = native_step(
+        joined, "with_columns", [shrink.otherwise(zero).alias("__fa_shrink"), beta.alias(_BETA)]
     )
     # the residual's variance, and the share of it kept so that the total is shrink · Var(s)
     residual = c("__fa_vars") - c(_BETA) * c("__fa_cov")
     kept = c("__fa_shrink") * c("__fa_vars") - c(_BETA) * c(_BETA) * c("__fa_vara")
-    gamma_squared = nw.when(residual > 0).then(kept / residual).otherwise(nw.lit(1.0))
-    gamma = nw.min_horizontal(nw.max_horizontal(gamma_squared, nw.lit(0.0)), nw.lit(1.0)).sqrt()
-    return joined.select(
-        *cell,
-        name,
-        f1,
-        c("__fa_au").fill_null(0.0).alias(_A),
-        c(_BETA).fill_null(0.0),
-        gamma.fill_null(1.0).alias(_GAMMA),
+    gamma_squared = ns.when(residual > 0).then(kept / residual).otherwise(ns.lit(1.0))
+    gamma = ns.min_horizontal(ns.max_horizontal(gamma_squared, zero), ns.lit(1.0)).sqrt()
+    return native_step(
+        joined,
+        "select",
+        [
+            *map(c, cell),
+            c(name),
+            f1,
+            c("__fa_au").fill_null(0.0).alias(_A),
+            c(_BETA).fill_null(0.0),
+            gamma.fill_null(1.0).alias(_GAMMA),
+        ],
     )
 
 
@@ -693,74 +725,79 @@ def interval(
     the interval is null.
     """
     keys = list(keys)
-    val = nw.col(value)
     values = cached(values)  # read by the point and by the replicates: computed once
+    # the per-row steps in Polars' own expressions on Polars (a fifth of narwhals' cost to
+    # build: every call with ci= builds this), narwhals' elsewhere, by the same code
+    ns = expressions(values)
+    val, at = ns.col(value), ns.col("__fa_m")
     point = values.filter(nw.col(REPLICATE) == POINT).select(*keys, value, *also)
     # a replicate without a row for these keys (a group no drawn unit holds) is undefined too
-    defined = values.filter((nw.col(REPLICATE) != POINT) & ~(val.is_null() | val.is_nan()))
+    undefined = nw.col(value).is_null() | nw.col(value).is_nan()
+    defined = values.filter((nw.col(REPLICATE) != POINT) & ~undefined)
     counts = aggregate(defined, keys, nw.len().cast(nw.Float64).alias("__fa_m"))
     # the order statistics either side of each quantile: 1-based positions at and after h + 1
     ends = []
     for end, q in zip(("lo", "hi"), bootstrap.quantiles(), strict=True):
-        h = (nw.col("__fa_m") - 1.0) * q
+        h = (at - 1.0) * q
         ends += [
             (h.floor() + 1.0).alias(f"__fa_{end}_at"),
-            nw.min_horizontal(h.floor() + 2.0, nw.col("__fa_m")).alias(f"__fa_{end}_after"),
+            ns.min_horizontal(h.floor() + 2.0, at).alias(f"__fa_{end}_after"),
             (h - h.floor()).alias(f"__fa_{end}_frac"),
         ]
-    located = (
-        defined.with_columns(
-            over(val.rank(method="ordinal"), keys).cast(nw.Float64).alias("__fa_pos")
-        )
-        .join(counts.select(*keys, "__fa_m"), on=keys, how="left")
-        .with_columns(*ends)
+    position = over(val.rank(method="ordinal"), keys).cast(ns.Float64).alias("__fa_pos")
+    ranked = native_step(defined, "with_columns", [position])
+    located = native_step(
+        ranked.join(counts.select(*keys, "__fa_m"), on=keys, how="left"), "with_columns", ends
     )
-    pos = nw.col("__fa_pos")
+    pos, null = ns.col("__fa_pos"), ns.lit(None, dtype=ns.Float64)
     picks = [
-        nw.when(pos == nw.col(f"__fa_{end}_{which}"))
+        ns.when(pos == ns.col(f"__fa_{end}_{which}"))
         .then(val)
-        .otherwise(null_float())
+        .otherwise(null)
         .alias(f"__fa_{end}_{which}")
         for end in ("lo", "hi")
         for which in ("at", "after")
     ]
     picked = aggregate(
-        located.with_columns(*picks),
+        native_step(located, "with_columns", picks),
         keys,
         *(nw.col(f"__fa_{end}_{which}").max() for end in ("lo", "hi") for which in ("at", "after")),
         *(nw.col(f"__fa_{end}_frac").max() for end in ("lo", "hi")),
     )
     bounds = []
     for end in ("lo", "hi"):
-        x, y, frac = (nw.col(f"__fa_{end}_{part}") for part in ("at", "after", "frac"))
+        x, y, frac = (ns.col(f"__fa_{end}_{part}") for part in ("at", "after", "frac"))
         # x + frac·(y − x), without inf − inf where the two order statistics are equal
         bounds.append(
-            nw.when((frac == 0.0) | (x == y))
+            ns.when((frac == 0.0) | (x == y))
             .then(x)
             .otherwise(x + frac * (y - x))
             .alias(f"{value}_{end}")
         )
     unit_keys = [c for c in units.collect_schema().names() if c in keys]
     (unit_name,) = (c for c in units.collect_schema().names() if c not in keys)
-    few = nw.col(unit_name) < 2
-    return (
-        point.join(picked.select(*keys, *bounds), on=keys, how="left")
+    few = ns.col(unit_name) < 2
+    joined = (
+        point.join(
+            native_step(picked, "select", [*map(ns.col, keys), *bounds]), on=keys, how="left"
+        )
         .join(counts, on=keys, how="left")
         .join(units, on=unit_keys, how="left")
-        .select(
-            *keys,
-            value,
+    )
+    return native_step(
+        joined,
+        "select",
+        [
+            *map(ns.col, keys),
+            val,
             *(
-                nw.when(few)
-                .then(null_float())
-                .otherwise(nw.col(f"{value}_{end}"))
-                .alias(f"{value}_{end}")
+                ns.when(few).then(null).otherwise(ns.col(f"{value}_{end}")).alias(f"{value}_{end}")
                 for end in ("lo", "hi")
             ),
-            *also,
-            unit_name,
-            (bootstrap.n_boot - nw.col("__fa_m").fill_null(0.0)).cast(nw.Int64).alias(UNDEFINED),
-        )
+            *map(ns.col, also),
+            ns.col(unit_name),
+            (bootstrap.n_boot - at.fill_null(0.0)).cast(ns.Int64).alias(UNDEFINED),
+        ],
     )
 
 
