@@ -14,7 +14,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._combos import Combo
-from frameaudit._engine.plans import exact_means, exact_sums, expressions, native_step
+from frameaudit._engine.plans import exact_means, exact_sums, namespace_of, native_step
 from frameaudit._expr import divided_in
 
 __all__ = ["combined"]
@@ -29,11 +29,11 @@ def combined(
     recompute a subplan at each reference read the per-group values once). NaN and null
     propagate: if any V_g of a partition is null or NaN, its result is null; so is a combo over
     fewer than two groups (nothing is compared). The per-row and per-partition steps are
-    written in Polars' own expressions on Polars (:func:`~frameaudit._engine.plans.expressions`):
+    written in Polars' own expressions on Polars (:func:`~frameaudit._engine.plans.namespace_of`):
     in narwhals' they were a fifth of a call's fixed cost.
     """
     partition = list(partition)
-    ns = expressions(per_group)
+    ns = namespace_of(per_group)
     val, c = ns.col(value), ns.col
     stats = [nw.col("__fa_bad").sum().alias("__fa_bad"), nw.len().alias("__fa_g")]
     columns = [(val.is_null() | val.is_nan()).cast(ns.Int64).alias("__fa_bad")]

@@ -37,7 +37,7 @@ from frameaudit._engine.checks import (
     merge_rules,
     raise_first,
 )
-from frameaudit._engine.plans import materialized_shared, sorted_by
+from frameaudit._engine.plans import materialized_shared, namespace_of, native_step, sorted_by
 from frameaudit.exceptions import (
     ColumnNotFoundError,
     InvalidDtypeError,
@@ -359,18 +359,19 @@ def long_form(
     of another).
     """
     names = like.frame_from_columns({name: list(columns)}, parameter=name)
-    label = nw.col(name)
+    crossed = frame.join(names, how="cross")
+    ns = namespace_of(crossed)  # the choices in Polars' own expressions on Polars
+    label = ns.col(name)
 
-    def pick(output: str, column_of: Callable[[str], str]) -> nw.Expr:
+    def pick(output: str, column_of: Callable[[str], str]) -> Any:
         first, *rest = columns
-        chosen = nw.when(label == first).then(nw.col(column_of(first)))
+        chosen = ns.when(label == first).then(ns.col(column_of(first)))
         for c in rest:
-            chosen = chosen.when(label == c).then(nw.col(column_of(c)))
+            chosen = chosen.when(label == c).then(ns.col(column_of(c)))
         return chosen.alias(output)
 
-    return frame.join(names, how="cross").select(
-        *keys, name, *(pick(output, column_of) for output, column_of in picks.items())
-    )
+    shown = [*map(ns.col, [*keys, name]), *(pick(o, column_of) for o, column_of in picks.items())]
+    return native_step(crossed, "select", shown)
 
 
 def _on_connection_of(relation: Any, table: pa.Table) -> Any:

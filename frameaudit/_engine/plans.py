@@ -50,9 +50,9 @@ __all__ = [
     "count_distinct",
     "exact_means",
     "exact_sums",
-    "expressions",
     "join_small",
     "materialized_shared",
+    "namespace_of",
     "native_step",
     "order_marks",
     "order_within",
@@ -445,7 +445,7 @@ def exact_sums(
     if not floats:
         return aggregate(frame, keys, *plain, *also)
     # The per-row and per-group steps are written once for either namespace (expressions)
-    ns = expressions(frame)
+    ns = namespace_of(frame)
     on_polars = ns is pl
     int128, float64 = (pl.Int128, pl.Float64) if on_polars else (nw.Int128(), nw.Float64)
 
@@ -490,7 +490,7 @@ def exact_sums(
     return native_step(summed, "with_columns", totals).drop(*helpers)
 
 
-def expressions(frame: nw.LazyFrame[Any]) -> Any:
+def namespace_of(frame: nw.LazyFrame[Any]) -> Any:
     """The namespace to write ``frame``'s next step in: Polars' own on Polars, else narwhals.
 
     Polars' expressions cost a fifth of narwhals' to build (a call's fixed cost); the same
@@ -502,7 +502,7 @@ def expressions(frame: nw.LazyFrame[Any]) -> Any:
 def native_step(
     frame: nw.LazyFrame[Any], method: Literal["select", "with_columns"], columns: Iterable[Any]
 ) -> nw.LazyFrame[Any]:
-    """``frame.select`` or ``frame.with_columns`` of expressions of :func:`expressions`."""
+    """``frame.select`` or ``frame.with_columns`` of expressions of :func:`namespace_of`."""
     if frame.implementation is nw.Implementation.POLARS:
         native: pl.LazyFrame = getattr(frame.to_native(), method)(*columns)
         return nw.from_native(native)

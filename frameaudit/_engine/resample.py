@@ -39,7 +39,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source
-from frameaudit._engine.plans import cached, exact_sums, expressions, join_small, native_step
+from frameaudit._engine.plans import cached, exact_sums, join_small, namespace_of, native_step
 from frameaudit._expr import (
     WHOLE,
     aggregate,
@@ -206,7 +206,7 @@ def requested_bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap |
 def _permute(ns: Any, x: Any) -> Any:
     """The quadratic-residue permutation of [0, p): x² mod p, or p − (x² mod p) above p/2.
 
-    In the expressions of ``ns`` (:func:`~frameaudit._engine.plans.expressions`), as every
+    In the expressions of ``ns`` (:func:`~frameaudit._engine.plans.namespace_of`), as every
     step of the draws: each call with ``ci=`` builds them.
     """
     square = (x * x) % _P
@@ -227,7 +227,7 @@ def _seed_offsets(seed: int) -> tuple[int, int]:
 def _mixed_units(frame: nw.LazyFrame[Any], unit: str, seed: int) -> nw.LazyFrame[Any]:
     """``frame`` with ``_MIXED``: the unit index through the seed's two rounds (once a unit)."""
     first, _ = _seed_offsets(seed)
-    ns = expressions(frame)
+    ns = namespace_of(frame)
     h = ns.col(_MIXED)
     for step in (ns.col(unit) % _P, _permute(ns, h), (h + first) % _P, _permute(ns, h)):
         frame = native_step(frame, "with_columns", [step.alias(_MIXED)])
@@ -237,7 +237,7 @@ def _mixed_units(frame: nw.LazyFrame[Any], unit: str, seed: int) -> nw.LazyFrame
 def _hashed(frame: nw.LazyFrame[Any], replicate: str, seed: int) -> nw.LazyFrame[Any]:
     """``frame`` (with ``_MIXED``) with ``_HASH``: the pair's value, uniform on [0, p)."""
     _, second = _seed_offsets(seed)
-    ns = expressions(frame)
+    ns = namespace_of(frame)
     h = ns.col(_HASH)
     steps = [
         (ns.col(_MIXED) + ns.col(replicate) * _REPLICATE_STEP) % _P,
@@ -278,7 +278,7 @@ def with_poisson_counts(
     pair: the same numbers.)
     """
     hashed = _hashed(_mixed_units(frame, unit, seed), replicate, seed)
-    counted = native_step(hashed, "with_columns", [_count(expressions(hashed)).alias(name)])
+    counted = native_step(hashed, "with_columns", [_count(namespace_of(hashed)).alias(name)])
     return counted.drop(_MIXED, _HASH)
 
 
@@ -291,7 +291,7 @@ def with_coin_flips(
     stream: independent of the bootstrap's counts for the same seed.
     """
     hashed = _hashed(_mixed_units(frame, unit, seed), replicate, seed ^ _COIN_STREAM)
-    return native_step(hashed, "with_columns", [_coin(expressions(hashed)).alias(name)]).drop(
+    return native_step(hashed, "with_columns", [_coin(namespace_of(hashed)).alias(name)]).drop(
         _MIXED, _HASH
     )
 
@@ -335,7 +335,7 @@ class Resampling:
             nw.lit(POINT, dtype=nw.Int64).alias(REPLICATE),
             nw.lit(1, dtype=nw.Int64).alias(COUNT),
         )
-        ns = expressions(drawn)
+        ns = namespace_of(drawn)
         counts = [ns.col(_UNIT), ns.col(REPLICATE), _count(ns, 1).alias(COUNT)]
         return nw.concat([point, native_step(drawn, "select", counts)])
 
@@ -439,7 +439,7 @@ class Resampling:
         hashed = _hashed(
             units.join(replicates, how="cross"), REPLICATE, self.bootstrap.seed ^ _COIN_STREAM
         )
-        ns = expressions(hashed)
+        ns = namespace_of(hashed)
         coins = native_step(
             hashed, "select", [ns.col(_UNIT), ns.col(REPLICATE), _coin(ns).alias(_FLIP)]
         )
@@ -625,10 +625,10 @@ def _coefficients(
 ) -> nw.LazyFrame[Any]:
     """f_1, the observed numerator, β and γ of :class:`DistinctSizes`, per cell.
 
-    The per-cell steps in the expressions of :func:`~frameaudit._engine.plans.expressions`.
+    The per-cell steps in the expressions of :func:`~frameaudit._engine.plans.namespace_of`.
     """
     joined = counts.join(moments, on=cell, how="left")
-    ns = expressions(joined)
+    ns = namespace_of(joined)
     c = ns.col
     r = c("__fa_r")
     joined = native_step(
@@ -728,7 +728,7 @@ def interval(
     values = cached(values)  # read by the point and by the replicates: computed once
     # the per-row steps in Polars' own expressions on Polars (a fifth of narwhals' cost to
     # build: every call with ci= builds this), narwhals' elsewhere, by the same code
-    ns = expressions(values)
+    ns = namespace_of(values)
     val, at = ns.col(value), ns.col("__fa_m")
     point = values.filter(nw.col(REPLICATE) == POINT).select(*keys, value, *also)
     # a replicate without a row for these keys (a group no drawn unit holds) is undefined too

@@ -34,9 +34,11 @@ from frameaudit._engine import (
     Source,
     exact_means,
     long_form,
+    namespace_of,
+    native_step,
     text,
 )
-from frameaudit._expr import WHOLE, partitioned, safe_div
+from frameaudit._expr import WHOLE, divided_in, partitioned
 from frameaudit._roles import Names, Role, bind
 from frameaudit.exceptions import InvalidDtypeError
 
@@ -410,13 +412,16 @@ def _example_text(example: str, names: list[str]) -> nw.Expr:
 
 
 def intersection_over_union(
-    intersection: nw.Expr, union: nw.Expr, empty_union: EmptyUnion
-) -> nw.Expr:
-    """|∩| / |∪| of error sets; an empty union gives null, 0 or 1 as ``empty_union`` says."""
-    ratio = safe_div(intersection, union)
+    intersection: Any, union: Any, empty_union: EmptyUnion, *, ns: Any = nw
+) -> Any:
+    """|∩| / |∪| of error sets; an empty union gives null, 0 or 1 as ``empty_union`` says.
+
+    In the expressions of ``ns``: narwhals', or Polars' own (``pl``).
+    """
+    ratio = divided_in(ns, intersection, union)
     if empty_union == "null":
         return ratio
-    return nw.when(union == 0).then(nw.lit(float(empty_union))).otherwise(ratio)
+    return ns.when(union == 0).then(ns.lit(float(empty_union))).otherwise(ratio)
 
 
 def _stat(column: str, stat: str) -> str:
@@ -434,7 +439,8 @@ def summarize(
     :func:`one_summary` or :func:`long_summary`.
     """
     keys = list(keys)
-    nan_flags = [nw.col(c).is_nan().cast(nw.Int64).alias(_stat(c, "nan")) for c in columns]
+    ns = namespace_of(values)  # the per-row and per-statistic steps: Polars' own on Polars
+    nan_flags = [ns.col(c).is_nan().cast(ns.Int64).alias(_stat(c, "nan")) for c in columns]
     aggregations = []
     for c in columns:
         value = nw.col(c)
@@ -448,7 +454,7 @@ def summarize(
             nw.col(_stat(c, "nan")).sum().alias(_stat(c, "nan")),
         ]
     # the mean and std exact, so that they have the same bits whatever the pairs' order
-    flagged = values.with_columns(*nan_flags)
+    flagged = native_step(values, "with_columns", nan_flags)
     stats = exact_means(flagged, keys, columns, *aggregations, spread=True).rename(
         {
             name: _stat(c, stat)
@@ -457,19 +463,17 @@ def summarize(
         }
     )
     # Polars' min/max skip NaN and engines disagree on where quantiles put it
-    nan = float("nan")
-    return stats.select(
-        *keys,
-        *(
-            nw.when(nw.col(_stat(c, "nan")) > 0)
-            .then(nw.lit(nan))
-            .otherwise(nw.col(_stat(c, stat)))
-            .alias(_stat(c, stat))
-            for c in columns
-            for stat in SUMMARY[:6]
-        ),
-        *(nw.col(_stat(c, stat)) for c in columns for stat in SUMMARY[6:]),
-    )
+    nan = ns.lit(float("nan"))
+    masked = [
+        ns.when(ns.col(_stat(c, "nan")) > 0)
+        .then(nan)
+        .otherwise(ns.col(_stat(c, stat)))
+        .alias(_stat(c, stat))
+        for c in columns
+        for stat in SUMMARY[:6]
+    ]
+    counts = [ns.col(_stat(c, stat)) for c in columns for stat in SUMMARY[6:]]
+    return native_step(stats, "select", [*map(ns.col, keys), *masked, *counts])
 
 
 def one_summary(stats: nw.LazyFrame[Any], by: Sequence[str], column: str) -> nw.LazyFrame[Any]:
