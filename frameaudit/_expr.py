@@ -110,14 +110,15 @@ def nan_to_null(expr: nw.Expr) -> nw.Expr:
     return nw.when(expr.is_nan()).then(null_float()).otherwise(expr)
 
 
-def log1p(x: nw.Expr) -> nw.Expr:
+def log1p(ns: Any, x: Any) -> Any:
     """ln(1 + x), accurate to about an ulp for small x (Goldberg's trick; x > −1).
 
     With u = 1 + x rounded, ln(1 + x) = ln(u)·x/(u − 1), where u − 1 is exact: the rounding
-    of 1 + x cancels. Every engine computes it from its own ``ln``.
+    of 1 + x cancels. Every engine computes it from its own ``ln``. In the expressions of
+    ``ns``: narwhals', or Polars' own (``pl``).
     """
     u = x + 1.0
-    return nw.when(u == 1.0).then(x).otherwise(u.log() * x / (u - 1.0))
+    return ns.when(u == 1.0).then(x).otherwise(u.log() * x / (u - 1.0))
 
 
 def discount(position: nw.Expr) -> nw.Expr:

@@ -500,9 +500,17 @@ def namespace_of(frame: nw.LazyFrame[Any]) -> Any:
 
 
 def native_step(
-    frame: nw.LazyFrame[Any], method: Literal["select", "with_columns"], columns: Iterable[Any]
+    frame: nw.LazyFrame[Any],
+    method: Literal["select", "with_columns"],
+    columns: Iterable[Any] | Callable[[Any], Iterable[Any]],
 ) -> nw.LazyFrame[Any]:
-    """``frame.select`` or ``frame.with_columns`` of expressions of :func:`namespace_of`."""
+    """``frame.select`` or ``frame.with_columns`` of expressions of :func:`namespace_of`.
+
+    ``columns``: the expressions, or a function that writes them in the namespace it is
+    given (how a family writes such a step: ``lambda ns: [ns.col("a") + 1]``).
+    """
+    if callable(columns):
+        columns = columns(namespace_of(frame))
     if frame.implementation is nw.Implementation.POLARS:
         native: pl.LazyFrame = getattr(frame.to_native(), method)(*columns)
         return nw.from_native(native)

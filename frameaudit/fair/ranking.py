@@ -46,6 +46,7 @@ from frameaudit._engine import (
     cached,
     count_distinct,
     exact_sums,
+    native_step,
     order_marks,
     order_within,
     per_order,
@@ -55,6 +56,7 @@ from frameaudit._expr import (
     WHOLE,
     aggregate,
     discount,
+    divided_in,
     log1p,
     null_float,
     over,
@@ -445,13 +447,16 @@ def _per_group(
         universe = prep.universe if prep.universe is not None else seen.select(prep.groups).unique()
     sums = estimation.grid(seen).join(universe, how="cross").join(sums, on=keys, how="left")
     sums = sums.with_columns(*filled)
-    den = {"size": nw.col(_SIZE), "sum": nw.col(_DEN), "one": nw.lit(1.0)}[denominator]
-    value = safe_div(nw.col(_NUM), den).alias(metric)
-    if _SIZE not in sums.collect_schema():
-        return sums.select(*keys, value)
+    sized = _SIZE in sums.collect_schema()
     fractional = estimation.weight or prep.aligned
-    size = nw.col(_SIZE).cast(nw.Float64 if fractional else nw.Int64)
-    return sums.select(*keys, value, size.alias(_SIZE))
+
+    def columns(ns: Any) -> list[Any]:  # in Polars' own expressions on Polars (native_step)
+        den = {"size": ns.col(_SIZE), "sum": ns.col(_DEN), "one": ns.lit(1.0)}[denominator]
+        shown = [*map(ns.col, keys), divided_in(ns, ns.col(_NUM), den).alias(metric)]
+        size = ns.col(_SIZE).cast(ns.Float64 if fractional else ns.Int64).alias(_SIZE)
+        return [*shown, size] if sized else shown
+
+    return native_step(sums, "select", columns)
 
 
 def _finish(
@@ -1524,30 +1529,30 @@ _PSI_SERIES = tuple(1.0 / (k * (k + 1)) for k in range(1, 7))
 _PSI_SERIES_FROM = 1024.0
 
 
-def _psi_operands(value: nw.Expr, name: str) -> list[nw.Expr]:
+def _psi_operands(ns: Any, value: Any, name: str) -> list[Any]:
     """The columns :func:`_psi_less_one` reads for x = ``value``: x, 1/x and 1/(x − 1)."""
-    x = value.cast(nw.Float64)
+    x = value.cast(ns.Float64)
     return [x.alias(name), (1.0 / x).alias(f"{name}_t"), (1.0 / (x - 1.0)).alias(f"{name}_s")]
 
 
-def _psi_less_one(name: str) -> nw.Expr:
+def _psi_less_one(ns: Any, name: str) -> Any:
     """ψ(x) − 1 with ψ(x) = (x − 1)·ln(x/(x − 1)), ψ(1) = 0: Δ(x ln x) = ln x + ψ(x).
 
     Close to 0 for large x (−1/(2x) − 1/(6x²) − ...): its series there, so that the
     difference of two values keeps its digits. x, 1/x and 1/(x − 1) are the columns of
     :func:`_psi_operands` named after ``name``.
     """
-    x, t, s = nw.col(name), nw.col(f"{name}_t"), nw.col(f"{name}_s")
-    series = nw.lit(_PSI_SERIES[-1])
+    x, t, s = ns.col(name), ns.col(f"{name}_t"), ns.col(f"{name}_s")
+    series = ns.lit(_PSI_SERIES[-1])
     for coefficient in reversed(_PSI_SERIES[:-1]):
         series = series * t + coefficient
-    direct = (x - 1.0) * log1p(s) - 1.0
+    direct = (x - 1.0) * log1p(ns, s) - 1.0
     return (
-        nw.when(x >= _PSI_SERIES_FROM)
+        ns.when(x >= _PSI_SERIES_FROM)
         .then(-(series * t))
         .when(x > 1.0)
         .then(direct)
-        .otherwise(nw.lit(-1.0))
+        .otherwise(ns.lit(-1.0))
     )
 
 
@@ -1560,19 +1565,25 @@ def _ndkl_step(rows: nw.LazyFrame[Any], count: str, order: str, share: str) -> n
     that a long ranking's sums do not cancel terms of size i·ln i. 0 where D = 0 (the ranking
     is then +inf: ``_OFF_TARGET``). The operands are columns first: inlined, the formula
     repeats each of them up to a dozen times, for every engine to build and factor out again.
+    Both steps in Polars' own expressions on Polars (:func:`~frameaudit._engine.native_step`).
     """
-    d = nw.col(share)
-    expected = nw.col(order).cast(nw.Float64) * d
-    operands = rows.with_columns(
-        *_psi_operands(nw.col(count), "__fa_cf"),
-        *_psi_operands(nw.col(order), "__fa_if"),
-        ((nw.col(count).cast(nw.Float64) - expected) / expected).alias("__fa_excess"),
-    )
-    step = log1p(nw.col("__fa_excess")) + _psi_less_one("__fa_cf") - _psi_less_one("__fa_if")
+
+    def operands(ns: Any) -> list[Any]:
+        expected = ns.col(order).cast(ns.Float64) * ns.col(share)
+        return [
+            *_psi_operands(ns, ns.col(count), "__fa_cf"),
+            *_psi_operands(ns, ns.col(order), "__fa_if"),
+            ((ns.col(count).cast(ns.Float64) - expected) / expected).alias("__fa_excess"),
+        ]
+
+    def delta(ns: Any) -> list[Any]:
+        excess = log1p(ns, ns.col("__fa_excess"))
+        step = excess + _psi_less_one(ns, "__fa_cf") - _psi_less_one(ns, "__fa_if")
+        return [ns.when(ns.col(share) > 0).then(step).otherwise(ns.lit(0.0)).alias("__fa_delta")]
+
     helpers = [f"{x}{end}" for x in ("__fa_cf", "__fa_if") for end in ("", "_t", "_s")]
-    return operands.with_columns(
-        nw.when(d > 0).then(step).otherwise(nw.lit(0.0)).alias("__fa_delta")
-    ).drop(*helpers, "__fa_excess")
+    stepped = native_step(native_step(rows, "with_columns", operands), "with_columns", delta)
+    return stepped.drop(*helpers, "__fa_excess")
 
 
 Discount = Literal["log", "log2", "rbp"]

@@ -34,7 +34,6 @@ from frameaudit._engine import (
     Source,
     exact_means,
     long_form,
-    namespace_of,
     native_step,
     text,
 )
@@ -439,8 +438,6 @@ def summarize(
     :func:`one_summary` or :func:`long_summary`.
     """
     keys = list(keys)
-    ns = namespace_of(values)  # the per-row and per-statistic steps: Polars' own on Polars
-    nan_flags = [ns.col(c).is_nan().cast(ns.Int64).alias(_stat(c, "nan")) for c in columns]
     aggregations = []
     for c in columns:
         value = nw.col(c)
@@ -453,6 +450,11 @@ def summarize(
             value.null_count().cast(nw.Int64).alias(_stat(c, "n_undefined")),
             nw.col(_stat(c, "nan")).sum().alias(_stat(c, "nan")),
         ]
+
+    # the per-row and per-statistic steps in Polars' own expressions on Polars (native_step)
+    def nan_flags(ns: Any) -> list[Any]:
+        return [ns.col(c).is_nan().cast(ns.Int64).alias(_stat(c, "nan")) for c in columns]
+
     # the mean and std exact, so that they have the same bits whatever the pairs' order
     flagged = native_step(values, "with_columns", nan_flags)
     stats = exact_means(flagged, keys, columns, *aggregations, spread=True).rename(
@@ -462,18 +464,24 @@ def summarize(
             for name, stat in ((c, "mean"), (f"{c}__std", "std"))
         }
     )
+
     # Polars' min/max skip NaN and engines disagree on where quantiles put it
-    nan = ns.lit(float("nan"))
-    masked = [
-        ns.when(ns.col(_stat(c, "nan")) > 0)
-        .then(nan)
-        .otherwise(ns.col(_stat(c, stat)))
-        .alias(_stat(c, stat))
-        for c in columns
-        for stat in SUMMARY[:6]
-    ]
-    counts = [ns.col(_stat(c, stat)) for c in columns for stat in SUMMARY[6:]]
-    return native_step(stats, "select", [*map(ns.col, keys), *masked, *counts])
+    def masked(ns: Any) -> list[Any]:
+        nan = ns.lit(float("nan"))
+        return [
+            *map(ns.col, keys),
+            *(
+                ns.when(ns.col(_stat(c, "nan")) > 0)
+                .then(nan)
+                .otherwise(ns.col(_stat(c, stat)))
+                .alias(_stat(c, stat))
+                for c in columns
+                for stat in SUMMARY[:6]
+            ),
+            *(ns.col(_stat(c, stat)) for c in columns for stat in SUMMARY[6:]),
+        ]
+
+    return native_step(stats, "select", masked)
 
 
 def one_summary(stats: nw.LazyFrame[Any], by: Sequence[str], column: str) -> nw.LazyFrame[Any]:

@@ -30,7 +30,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._docs import shared_docs
-from frameaudit._engine import Estimator, cached, exact_sums, namespace_of, native_step
+from frameaudit._engine import Estimator, cached, exact_sums, native_step
 from frameaudit._expr import aggregate, divided_in, over
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._registry import metrics, registered
@@ -318,7 +318,7 @@ def _cells(runs: Runs, on_sides: nw.LazyFrame[Any], both: nw.LazyFrame[Any]) -> 
 def _values(ns: Any, empty_union: EmptyUnion) -> dict[str, Any]:
     """Each metric as an expression of the pair counts (Int64 products are exact).
 
-    In the expressions of ``ns`` (:func:`~frameaudit._engine.namespace_of`): Polars' own on
+    In the expressions of ``ns`` (:func:`~frameaudit._engine.native_step`): Polars' own on
     Polars, where narwhals' took a tenth of a summary's call to build.
     """
     n, na, nb, i = ns.col(_SAMPLES), ns.col(_ERRORS_A), ns.col(_ERRORS_B), ns.col(_BOTH_WRONG)
@@ -373,11 +373,13 @@ def _compute(
     needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in names))
 
     def pair_values_of(runs: Runs) -> nw.LazyFrame[Any]:
-        counts = _pair_counts(runs, needs)
-        ns = namespace_of(counts)
-        values = _values(ns, empty_union)
-        keys = [ns.col(k) for k in [*runs.estimates, RUN_A, RUN_B]]
-        return native_step(counts, "select", [*keys, *(values[m].alias(m) for m in names)])
+        keys = [*runs.estimates, RUN_A, RUN_B]
+
+        def columns(ns: Any) -> list[Any]:
+            values = _values(ns, empty_union)
+            return [*map(ns.col, keys), *(values[m].alias(m) for m in names)]
+
+        return native_step(_pair_counts(runs, needs), "select", columns)
 
     if pairwise:
         return runs.finish(pair_values(runs, pair_values_of(runs), names), ["run_a", "run_b"])
