@@ -66,8 +66,8 @@ BUGS = (
     Bug(
         "kappa without the chance term in the denominator",
         "frameaudit/repro/pairwise.py",
-        "safe_div(n * agree - nw.col(_CHANCE), n * n - nw.col(_CHANCE))",
-        "safe_div(n * agree - nw.col(_CHANCE), n * n)",
+        "divided_in(ns, n * agree - chance, n * n - chance)",
+        "divided_in(ns, n * agree - chance, n * n)",
         ("tests/repro/test_repro_reference.py", "tests/repro/test_repro_backends.py"),
     ),
     Bug(
@@ -80,8 +80,8 @@ BUGS = (
     Bug(
         "bootstrap draws no unit twice (Poisson counts capped at 1)",
         "frameaudit/_engine/resample.py",
-        "drawn.select(_UNIT, REPLICATE, _count(1).alias(COUNT))",
-        "drawn.select(_UNIT, REPLICATE, nw.lit(1, dtype=nw.Int64).alias(COUNT))",
+        "ns.col(REPLICATE), _count(ns, 1).alias(COUNT)",
+        "ns.col(REPLICATE), ns.lit(1, dtype=ns.Int64).alias(COUNT)",
         ("tests/test_resample.py", "tests/fair/test_ranking_uncertainty.py"),
     ),
     Bug(

@@ -61,7 +61,6 @@ from frameaudit._expr import (
     null_float,
     over,
     partitioned,
-    safe_div,
 )
 from frameaudit._params import (
     COMBO_OPTION,
@@ -395,6 +394,34 @@ def _over_units(
     over a mapping's fixed size, the distinct-item sizes) are among the ranking metrics.
     """
     return prep.estimation.summed(frame, keys, sums, normalised=True)
+
+
+def _weighted_terms(
+    prep: _Prepared, rows: nw.LazyFrame[Any], value: nw.Expr, name: str
+) -> nw.LazyFrame[Any]:
+    """``rows`` (one per ranking) with ``value`` as ``name`` and its weighted mean's terms.
+
+    ``_NUM`` = the value × the ranking's unit weight, ``_DEN`` = the weight.
+    """
+    weighted = prep.estimation.unit_weight()
+    return rows.with_columns(value.alias(name)).with_columns(
+        (nw.col(name) * weighted).alias(_NUM), weighted.alias(_DEN)
+    )
+
+
+def _mean_over_rankings(
+    prep: _Prepared, rows: nw.LazyFrame[Any], value: nw.Expr, name: str
+) -> nw.LazyFrame[Any]:
+    """``name``: the mean of ``value`` (one per ranking of ``rows``) per estimate.
+
+    Each ranking weighs its unit weight (and in a replicate, times it is drawn); the ratio of
+    the two sums in Polars' own expressions on Polars (:func:`~frameaudit._engine.native_step`).
+    """
+    terms = _weighted_terms(prep, rows, value, name)
+    sums = _over_units(prep, terms, [], [_NUM, _DEN])
+    return native_step(
+        sums, "with_columns", lambda ns: [divided_in(ns, ns.col(_NUM), ns.col(_DEN)).alias(name)]
+    )
 
 
 def _with_sizes(prep: _Prepared, sums: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -1376,12 +1403,7 @@ def ndkl(
     # a group with no reference share in a ranking's top prefixes: KL(P_i ‖ D) is +inf
     value = nw.when(nw.col(_OFF_TARGET) > 0).then(nw.lit(float("inf"))).otherwise(value)
     # the mean over rankings, each weighted by its unit weight (and count in a replicate)
-    weighted = prep.estimation.unit_weight()
-    terms = per_ranking.with_columns(value.clip(lower_bound=0.0).alias("ndkl")).with_columns(
-        (nw.col("ndkl") * weighted).alias(_NUM), weighted.alias(_DEN)
-    )
-    sums = _over_units(prep, terms, [], [_NUM, _DEN])
-    result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndkl"))
+    result = _mean_over_rankings(prep, per_ranking, value.clip(lower_bound=0.0), "ndkl")
     if reference.unknown is not None:
         # a universe group absent from the whole frame has no share to compare with
         unknown = nw.col(_UNKNOWN) > 0
@@ -1766,12 +1788,7 @@ def awrf_js(
         totals.select(*rankings, nw.col(_ATTENTION).alias("__fa_total"), *kept), on=rankings
     )
     value = nw.when(nw.col("__fa_total") > 0).then(1.0 - nw.col("__fa_js")).otherwise(null_float())
-    weighted = prep.estimation.unit_weight()
-    terms = divergence.with_columns(value.alias("awrf_js")).with_columns(
-        (nw.col("awrf_js") * weighted).alias(_NUM), weighted.alias(_DEN)
-    )
-    sums = _over_units(prep, terms, [], [_NUM, _DEN])
-    result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("awrf_js"))
+    result = _mean_over_rankings(prep, divergence, value, "awrf_js")
     if reference.unknown is not None:
         unknown = nw.col(_UNKNOWN) > 0
         result = result.join(reference.unknown, how="cross").with_columns(
@@ -1957,18 +1974,13 @@ def ndcg(
     dcg = exact_sums(rows.with_columns(gained.alias("__fa_dcg")), keys, ["__fa_dcg"], *kept)
     scored = dcg.join(ideal, on=on, how="left").with_columns(nw.col(_IDEAL).fill_null(0.0))
     value = nw.when(nw.col(_IDEAL) > 0).then(nw.col("__fa_dcg") / nw.col(_IDEAL)).otherwise(0.0)
-    weighted = prep.estimation.unit_weight()
-    terms = scored.with_columns(value.alias("ndcg")).with_columns(
-        (nw.col("ndcg") * weighted).alias(_NUM), weighted.alias(_DEN)
-    )
     if group is None:
-        sums = _over_units(prep, terms, [], [_NUM, _DEN])
-        result = sums.with_columns(safe_div(nw.col(_NUM), nw.col(_DEN)).alias("ndcg"))
-        return _conclude(prep, result, "ndcg")
+        return _conclude(prep, _mean_over_rankings(prep, scored, value, "ndcg"), "ndcg")
+    terms = _weighted_terms(prep, scored, value, "ndcg")
     sums = _over_units(prep, terms, prep.groups, [_NUM, _DEN])
     # n: the group's (weighted) rankings in the data, in every replicate
     cell = [*prep.estimation.partition, *prep.groups]
-    sizes = exact_sums(terms.with_columns(weighted.alias(_SIZE)), cell, [_SIZE])
+    sizes = exact_sums(terms.with_columns(nw.col(_DEN).alias(_SIZE)), cell, [_SIZE])
     sums = sums.join(sizes, on=cell, how="left")
     return _finish(prep, _per_group(prep, sums, "ndcg", "sum"), "ndcg", combo)
 
