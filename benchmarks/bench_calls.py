@@ -29,9 +29,9 @@ RESULTS = Path(__file__).parent / "results" / "calls.md"
 HERE = Path(__file__).resolve().parent.parent
 
 
-def cpu_ms(fn: Callable[[], Any], *, rounds: int = 5, calls: int = 100) -> float:
+def cpu_ms(fn: Callable[[], Any], *, rounds: int = 5, calls: int = 100, warmup: int = 20) -> float:
     """CPU milliseconds of one call: the best of ``rounds`` rounds of ``calls`` calls."""
-    for _ in range(20):
+    for _ in range(warmup):
         fn()
     best = float("inf")
     for _ in range(rounds):
@@ -121,41 +121,63 @@ def best_at(runs: list[Path], call: str = "bench_calls.measure()") -> dict[Path,
     return best
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--against", type=Path, help="another checkout of frameaudit")
-    args = parser.parse_args()
-    runs = [HERE, *([args.against.resolve()] if args.against else [])]
-    best = best_at(runs)
-    mine = best[HERE]
-    header = "| metric | CPU ms a call |"
-    rule = "|---|---:|"
-    against = ""
-    if args.against:
+def table(
+    runs: list[Path],
+    best: dict[Path, dict[str, float]],
+    *,
+    script: str,
+    rounds: str,
+    description: str,
+    column: str,
+    digits: int = 2,
+) -> str:
+    """The Markdown of ``best`` (from :func:`best_at`), this checkout's times against the
+    other's where ``runs`` holds two, headed by the command that measured them."""
+    header, rule, against = f"| {column} | CPU ms a call |", "|---|---:|", ""
+    if len(runs) > 1:
         commit = commit_of(runs[1])
         header += f" at {commit} (ms) | this / {commit} |"
         rule += "---:|---:|"
         against = f" --against <a checkout of {commit}>"
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/bench_calls.py"
-        f"{against}` (best of 2 x 5 rounds of 100 calls).",
+        f"Measured {time.strftime('%Y-%m-%d')} on 2 cores with `python benchmarks/{script}"
+        f"{against}` ({rounds}).",
         "",
-        "One call on an eager Polars frame of 20 rows (5 rankings x 4 items): what frameaudit "
-        "costs around the engine, against a bare Polars `group_by` over the same rows.",
+        description,
         "",
         header,
         rule,
     ]
-    for metric, ms in mine.items():
-        line = f"| {metric} | {ms:.2f} |"
-        if args.against:
-            other = best[runs[1]][metric]
-            line += f" {other:.2f} | {ms / other:.2f} |"
+    for case, ms in best[runs[0]].items():
+        line = f"| {case} | {ms:.{digits}f} |"
+        if len(runs) > 1:
+            other = best[runs[1]][case]
+            line += f" {other:.{digits}f} | {ms / other:.2f} |"
         lines.append(line)
-    text = "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def main(call: str = "bench_calls.measure()", results: Path = RESULTS, **described: Any) -> None:
+    """Time ``call`` here (and ``--against`` another checkout) and write its :func:`table`.
+
+    ``described``: :func:`table`'s words (this benchmark's by default).
+    """
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--against", type=Path, help="another checkout of frameaudit")
+    args = parser.parse_args()
+    runs = [HERE, *([args.against.resolve()] if args.against else [])]
+    described = described or {
+        "script": "bench_calls.py",
+        "rounds": "best of 2 x 5 rounds of 100 calls",
+        "description": "One call on an eager Polars frame of 20 rows (5 rankings x 4 items): "
+        "what frameaudit costs around the engine, against a bare Polars `group_by` over the "
+        "same rows.",
+        "column": "metric",
+    }
+    text = table(runs, best_at(runs, call), **described)
     print(text)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(text)
+    results.parent.mkdir(exist_ok=True)
+    results.write_text(text)
 
 
 if __name__ == "__main__":
