@@ -291,9 +291,8 @@ def with_coin_flips(
     stream: independent of the bootstrap's counts for the same seed.
     """
     hashed = _hashed(_mixed_units(frame, unit, seed), replicate, seed ^ _COIN_STREAM)
-    return native_step(hashed, "with_columns", [_coin(namespace_of(hashed)).alias(name)]).drop(
-        _MIXED, _HASH
-    )
+    flipped = native_step(hashed, "with_columns", [_coin(namespace_of(hashed)).alias(name)])
+    return flipped.drop(_MIXED, _HASH)
 
 
 def _coin(ns: Any) -> Any:

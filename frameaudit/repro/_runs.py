@@ -410,9 +410,7 @@ def _example_text(example: str, names: list[str]) -> nw.Expr:
     return nw.col(example)
 
 
-def intersection_over_union(
-    intersection: Any, union: Any, empty_union: EmptyUnion, *, ns: Any = nw
-) -> Any:
+def intersection_over_union(ns: Any, intersection: Any, union: Any, empty_union: EmptyUnion) -> Any:
     """|∩| / |∪| of error sets; an empty union gives null, 0 or 1 as ``empty_union`` says.
 
     In the expressions of ``ns``: narwhals', or Polars' own (``pl``).

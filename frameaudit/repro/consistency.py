@@ -194,7 +194,7 @@ def total_consistency(
         .join(counts, on=estimates, how="left")
         .with_columns(nw.col("__fa_i").fill_null(0), nw.col("__fa_u").fill_null(0))
     )
-    value = intersection_over_union(nw.col("__fa_i"), nw.col("__fa_u"), empty_union)
+    value = intersection_over_union(nw, nw.col("__fa_i"), nw.col("__fa_u"), empty_union)
     result = per_estimate(runs, totals.select(*estimates, value.alias(name)), [], name)
     return runs.finish(result)
 
@@ -287,7 +287,7 @@ def leave_one_out(
     intersection = c(every) + c(near) - c("__fa_own_near")
     union = c(many) + c(one) - c("__fa_own_one")
     values = table.select(
-        *estimates, RUN, intersection_over_union(intersection, union, empty_union).alias(name)
+        *estimates, RUN, intersection_over_union(nw, intersection, union, empty_union).alias(name)
     )
     result = per_estimate(runs, values, [RUN], name).rename({RUN: run})
     return runs.finish(result, [run])

@@ -333,7 +333,7 @@ def _values(ns: Any, empty_union: EmptyUnion) -> dict[str, Any]:
     chi2_over_n = (ns.col(_CELL_SHARE) - 1.0).clip(lower_bound=0.0)  # rounding can dip below 0
     chance = ns.col(_CHANCE)
     return {
-        "ec_local": intersection_over_union(i, union, empty_union, ns=ns),
+        "ec_local": intersection_over_union(ns, i, union, empty_union),
         "ec_global": divided_in(ns, i, n),
         "ea_kappa": divided_in(ns, 2 * cross, na * (n - nb) + nb * (n - na)),
         "ec_agreement": divided_in(ns, i + neither, n),
