@@ -17,7 +17,6 @@ import datetime as dt
 import functools
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -29,6 +28,7 @@ from frameaudit._engine import (
     Rule,
     is_bool,
     merge_rules,
+    native_step,
     repeats_within,
     sorted_screen,
     text,
@@ -195,10 +195,19 @@ def row_text(columns: Sequence[str]) -> nw.Expr:
     return nw.concat_str(*parts, separator=", ")
 
 
-def proven(check: Check, proof: nw.LazyFrame[Any], holds: Proof) -> Check:
-    """A check of rules, with a cheaper ``quick`` proof: ``holds`` of the one-row ``proof``."""
-    (merged,) = merge_rules([check])
-    return replace(merged, quick=proof, holds=holds)
+def proven(proof: nw.LazyFrame[Any], holds: Proof, check: Callable[[], Check]) -> Check:
+    """A check with a cheaper proof: ``holds`` of the one-row ``proof``.
+
+    ``check()`` builds the full check (rules, or diagnostics and message), only when its
+    diagnostics are needed: on Polars after a failed proof, on DuckDB and Spark for the
+    message the result's plan carries. Building them cost more than the proof's plan.
+    """
+
+    def diagnose() -> Diagnosis:
+        (merged,) = merge_rules([check()])
+        return merged.diagnosis()
+
+    return Check.proved_or_diagnosed(proof, holds, diagnose)
 
 
 def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
@@ -448,7 +457,11 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
     overflowed on huge finite values passes there.
     """
     names = list(columns)
-    nulls = [nw.col(c).null_count().cast(nw.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)]
+
+    def counted(ns: Any) -> list[Any]:
+        return [
+            ns.col(c).null_count().cast(ns.Int64).alias(f"nulls_{i}") for i, c in enumerate(names)
+        ]
 
     def diagnose() -> Diagnosis:
         flags = [
@@ -458,7 +471,7 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
         bad = (
             nw.col(f"__fa_bad{i}").sum().cast(nw.Int64).alias(f"bad_{i}") for i in range(len(names))
         )
-        counts = frame.with_columns(*flags).select(*nulls, *bad)
+        counts = frame.with_columns(*flags).select(*counted(nw), *bad)
         messages = [
             nw.when((nw.col(f"nulls_{i}") > 0) | (nw.col(f"bad_{i}") > 0)).then(
                 text.joined(
@@ -473,10 +486,11 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
         ]
         return counts, nw.coalesce(*messages)
 
-    sums = [
-        nw.col(c).sum().cast(nw.Float64).is_finite().alias(f"sum_{i}") for i, c in enumerate(names)
-    ]
-    screen = frame.select(*nulls, *sums)
+    def screened(ns: Any) -> list[Any]:
+        sums = (ns.col(c).sum().cast(ns.Float64).is_finite() for c in names)
+        return [*counted(ns), *(s.alias(f"sum_{i}") for i, s in enumerate(sums))]
+
+    screen = native_step(frame, "select", screened)
 
     def holds(row: Mapping[str, Any]) -> bool:
         return all(row[f"nulls_{i}"] == 0 and row[f"sum_{i}"] for i in range(len(names)))

@@ -16,6 +16,7 @@ metrics that Dask cannot run is here too (:meth:`Source.refuse_dask`), worded on
 from __future__ import annotations
 
 import enum
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
@@ -184,6 +185,8 @@ def schema_names(frame: Any) -> list[str]:
 
 def is_frame(value: Any) -> bool:
     """Whether ``value`` is a frame of a kind narwhals knows (else a plain value or mapping)."""
+    if isinstance(value, (str, bytes, numbers.Number, Mapping)) or value is None:
+        return False  # a scalar or a dict: narwhals would inspect it for every kind it knows
     wrapped = nw.from_native(value, pass_through=True)
     return isinstance(wrapped, (nw.DataFrame, nw.LazyFrame))
 

@@ -47,6 +47,7 @@ from frameaudit._engine import (
     first_failed,
     from_engine,
     is_frame,
+    native_step,
     schema_names,
     text,
 )
@@ -77,7 +78,7 @@ _ROWS, _UNKNOWN, _DISTINCT = "__fa_rows", "__fa_unknown", "__fa_distinct"
 # of the overall top set and each feature's membership; whether a ranking has no top set (all
 # importances 0); the first feature after the group's prefix, encoded with its membership of B
 _RUN, _TOTAL, _BELOW = "__fa_run", "__fa_total", "__fa_below"
-_IN_TOP, _BSIZE, _BOTH, _NEXT = "__fa_b", "__fa_bsize", "__fa_both", "__fa_next"
+_BSIZE, _BOTH, _NEXT = "__fa_bsize", "__fa_both", "__fa_next"
 _NO_IMPORTANCE_GROUP, _NO_IMPORTANCE_OVERALL = "__fa_za", "__fa_zb"
 
 
@@ -152,26 +153,40 @@ def _ranked(
     is below alpha x the total.
     """
     order = [_KEY, feature]
-    size = nw.col(importance).cast(nw.Float64).abs()
-    ranked = frame.with_columns((-size).alias(_KEY), nw.lit(1, dtype=nw.Int64).alias(_ONE))
-    position = nw.col(_ONE).cum_sum().over(*window, order_by=order).cast(nw.Int64).alias(_POS)
+
+    def size(ns: Any) -> Any:
+        return ns.col(importance).cast(ns.Float64).abs()
+
+    def keyed(ns: Any) -> list[Any]:
+        return [(-size(ns)).alias(_KEY), ns.lit(1, dtype=ns.Int64).alias(_ONE)]
+
+    def ordered(ns: Any) -> list[Any]:
+        position = ns.col(_ONE).cum_sum().over(*window, order_by=order).cast(ns.Int64)
+        if alpha is None:
+            return [position.alias(_POS)]
+        # Running sums of |importance| in ranking order (the same sort as the position); the
+        # total is the last running sum rather than a sum(): the same additions in the same
+        # order (a streamed sum may add in any order), so an exact cut (alpha = 1 followed by
+        # zeros) stays exact. Raw sums, not shares: division by a broadcast total is not
+        # correctly rounded in every engine.
+        running = size(ns).cum_sum().over(*window, order_by=order)
+        return [position.alias(_POS), running.alias(_RUN)]
+
+    ranked = native_step(native_step(frame, "with_columns", keyed), "with_columns", ordered)
     if alpha is None:
-        return ranked.with_columns(position)
-    # Running sums of |importance| in ranking order (the same sort as the position); the total
-    # is the last running sum rather than a sum(): the same additions in the same order (a
-    # streamed sum may add in any order), so an exact cut (alpha = 1 followed by zeros) stays
-    # exact. Raw sums, not shares: division by a broadcast total is not correctly rounded in
-    # every engine.
-    running = nw.col(_RUN)
-    total = nw.col(_TOTAL)
-    return (
-        ranked.with_columns(position, size.cum_sum().over(*window, order_by=order).alias(_RUN))
-        .with_columns(over(running.max(), window).alias(_TOTAL))
-        .with_columns(
-            (running < alpha * total).cast(nw.Int64).alias(_BELOW),
-            (total == 0).cast(nw.Int64).alias(_NO_IMPORTANCE_GROUP),
-        )
+        return ranked
+
+    def flagged(ns: Any) -> list[Any]:
+        running, total = ns.col(_RUN), ns.col(_TOTAL)
+        return [
+            (running < alpha * total).cast(ns.Int64).alias(_BELOW),
+            (total == 0).cast(ns.Int64).alias(_NO_IMPORTANCE_GROUP),
+        ]
+
+    total = native_step(
+        ranked, "with_columns", lambda ns: [over(ns.col(_RUN).max(), window).alias(_TOTAL)]
     )
+    return native_step(total, "with_columns", flagged)
 
 
 def _reference(
@@ -183,23 +198,29 @@ def _reference(
     (the sum stops at k with ``k``), summed from the end in position order so that T is exactly
     non-increasing; with ``alpha`` the size of the overall top set and whether there is none.
     """
-    position = nw.col(_POS)
-    size = over(position.max(), by).alias(_RSIZE)
+
+    def columns(ns: Any) -> list[Any]:
+        position = ns.col(_POS)
+        shown = [*by, feature, position.alias(_RPOS), over(position.max(), by).alias(_RSIZE)]
+        if alpha is not None:
+            # The overall top set is the prefix of features below the cut and the one after.
+            return [
+                *shown,
+                (over(ns.col(_BELOW).sum(), by) + 1).alias(_BSIZE),
+                (ns.col(_TOTAL) == 0).cast(ns.Int64).alias(_NO_IMPORTANCE_OVERALL),
+            ]
+        share = 1.0 / position.cast(ns.Float64)
+        weight = share if k is None else ns.when(position <= k).then(share).otherwise(0.0)
+        return [*shown, weight.alias(_TAIL)]
+
+    reference = native_step(ranked, "select", columns)
     if alpha is not None:
-        # The overall top set is the prefix of features below the cut and the one after them.
-        return ranked.select(
-            *by,
-            feature,
-            position.alias(_RPOS),
-            size,
-            (over(nw.col(_BELOW).sum(), by) + 1).alias(_BSIZE),
-            (nw.col(_TOTAL) == 0).cast(nw.Int64).alias(_NO_IMPORTANCE_OVERALL),
-        )
-    share = 1.0 / position.cast(nw.Float64)
-    weight = share if k is None else nw.when(position <= k).then(share).otherwise(nw.lit(0.0))
-    return ranked.select(
-        *by, feature, position.alias(_RPOS), size, weight.alias(_TAIL)
-    ).with_columns(nw.col(_TAIL).cum_sum(reverse=True).over(*by, order_by=_RPOS))
+        return reference
+    return native_step(
+        reference,
+        "with_columns",
+        lambda ns: [ns.col(_TAIL).cum_sum(reverse=True).over(*by, order_by=_RPOS)],
+    )
 
 
 def _rankings(
@@ -253,9 +274,9 @@ def _rankings(
         # The same window ranks the groups and the overall ranking (each is its own partition,
         # so Polars runs it below the two filters).
         ranked = _ranked(lf, window, feature, importance, alpha)
-        is_overall = nw.col(group) == overall
-        groups = ranked.filter(~is_overall)
-        reference = _reference(ranked.filter(is_overall), by_names, feature, k, alpha)
+        groups = native_step(ranked, "filter", lambda ns: [ns.col(group) != overall])
+        is_overall = native_step(ranked, "filter", lambda ns: [ns.col(group) == overall])
+        reference = _reference(is_overall, by_names, feature, k, alpha)
         missing_overall = _overall_missing(lf, reference, by_names, group, overall)
     else:
         overall_frame, overall_checks = _overall_frame(
@@ -282,20 +303,32 @@ def _rankings(
 def _overall_missing(
     lf: nw.LazyFrame[Any], reference: nw.LazyFrame[Any], by: list[str], group: str, overall: Any
 ) -> validate.Check:
-    """The partitions without rows of the overall group: its message, null when there are none."""
+    """The partitions without rows of the overall group: its message, null when there are none.
+
+    Diagnostics only (built when they are needed): the proof of :func:`_same_features` counts
+    such a partition's features as not in the overall ranking.
+    """
     head = f"overall={overall!r}: no rows with {group} == {overall!r}"
     tail = "; the overall ranking is missing"
-    if not by:
-        rows = reference.select(nw.len().cast(nw.Int64).alias("n"))
-        return validate.Check(rows, nw.when(nw.col("n") == 0).then(nw.lit(head + tail)))
-    without = lf.select(by).unique().join(reference.select(by).unique(), on=by, how="anti")
-    found = without.select(
-        nw.len().cast(nw.Int64).alias("n"), validate.row_text(by).min().alias("e")
-    )
-    message = text.joined(
-        f"{head} in ", text.integer(nw.col("n")), " partition(s) (e.g. ", nw.col("e"), ")" + tail
-    )
-    return validate.Check(found, nw.when(nw.col("n") > 0).then(message))
+
+    def diagnose() -> validate.Diagnosis:
+        if not by:
+            rows = reference.select(nw.len().cast(nw.Int64).alias("n"))
+            return rows, nw.when(nw.col("n") == 0).then(nw.lit(head + tail))
+        without = lf.select(by).unique().join(reference.select(by).unique(), on=by, how="anti")
+        found = without.select(
+            nw.len().cast(nw.Int64).alias("n"), validate.row_text(by).min().alias("e")
+        )
+        message = text.joined(
+            f"{head} in ",
+            text.integer(nw.col("n")),
+            " partition(s) (e.g. ",
+            nw.col("e"),
+            ")" + tail,
+        )
+        return found, nw.when(nw.col("n") > 0).then(message)
+
+    return validate.Check(None, None, later=diagnose)
 
 
 def _overall_frame(
@@ -351,45 +384,17 @@ def _same_features(pairs: _Pairs, per_group: nw.LazyFrame[Any]) -> list[validate
     exactly once each when all its features have an overall position, those positions are
     distinct, and there are as many as overall features. When the overall ranking is rows of
     the frame, its own features are counted too (distinct, per partition). These counts are
-    Polars' proof; the diagnostics find the problem and an example.
+    the proof; the diagnostics, which find the problem and an example, are built only when
+    they are needed (:func:`~frameaudit._validate.proven`).
     """
-    by, group, feature, groups, reference = (
-        pairs.by,
-        pairs.group,
-        pairs.feature,
-        pairs.groups,
-        pairs.reference,
-    )
-    window = pairs.window
-    shown = validate.row_text([*window, feature]).min().alias("e")
+    by, feature, reference = pairs.by, pairs.feature, pairs.reference
 
-    def problem(found: nw.LazyFrame[Any], what: str) -> validate.Check:
-        counted = found.select(nw.len().cast(nw.Int64).alias("n"), shown)
-        message = text.joined(
-            f"group={group!r}: every group must rank the same features as the overall ranking; ",
-            text.integer(nw.col("n")),
-            f" (group, feature) pair(s) {what} (e.g. ",
-            nw.col("e"),
-            ")",
-        )
-        return validate.Check(counted, nw.when(nw.col("n") > 0).then(message))
+    def counted(ns: Any) -> list[Any]:
+        rows, rsize = ns.col(_ROWS), ns.col(_RSIZE)
+        wrong = (ns.col(_UNKNOWN) > 0) | (ns.col(_DISTINCT) != rows) | (rows != rsize)
+        return [wrong.fill_null(value=True).cast(ns.Int64).sum().alias("wrong")]
 
-    # the problems in the order they are reported: a feature twice in one ranking, a feature
-    # not in the overall ranking (all of a partition's when it has no overall rows), an overall
-    # feature missing from a group
-    repeats = validate.distinct_within(pairs.source.frame, window, {feature: "feature"}, "group")
-    unmatched = pairs.pairs.filter(nw.col(_RPOS).is_null())
-    unknown = problem(unmatched, "are not in the overall ranking")
-    if pairs.missing_overall is not None:
-        unknown = first_failed([_when_any(unmatched, pairs.missing_overall), unknown])
-    features = reference.select(*by, feature)
-    ranked = groups.select(window).unique()
-    expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
-    absent = expected.join(groups.select(*window, feature), on=[*window, feature], how="anti")
-    missing = problem(absent, "of the overall ranking are missing from a group")
-    rows, rsize = nw.col(_ROWS), nw.col(_RSIZE)
-    wrong = (nw.col(_UNKNOWN) > 0) | (nw.col(_DISTINCT) != rows) | (rows != rsize)
-    proof = per_group.select(wrong.fill_null(value=True).cast(nw.Int64).sum().alias("wrong"))
+    proof = native_step(per_group, "select", counted)
     checked = ["wrong"]
     if pairs.missing_overall is not None:
         # The overall rows are a ranking of the frame too: no feature twice in a partition.
@@ -406,10 +411,44 @@ def _same_features(pairs: _Pairs, per_group: nw.LazyFrame[Any]) -> list[validate
     def holds(row: Mapping[str, Any]) -> bool:
         return all(row[name] == 0 for name in checked)
 
-    checks = [validate.proven(first_failed([repeats, unknown, missing]), proof, holds)]
+    checks = [validate.proven(proof, holds, lambda: _feature_problems(pairs))]
     if pairs.k is not None:
         checks.append(_k_within(reference, pairs.k))
     return checks
+
+
+def _feature_problems(pairs: _Pairs) -> validate.Check:
+    """The diagnostics of :func:`_same_features`, in the order they are reported.
+
+    A feature twice in one ranking, a feature not in the overall ranking (all of a
+    partition's when it has no overall rows), an overall feature missing from a group.
+    """
+    by, group, feature, groups = pairs.by, pairs.group, pairs.feature, pairs.groups
+    window = pairs.window
+    shown = validate.row_text([*window, feature]).min().alias("e")
+
+    def problem(found: nw.LazyFrame[Any], what: str) -> validate.Check:
+        counted = found.select(nw.len().cast(nw.Int64).alias("n"), shown)
+        message = text.joined(
+            f"group={group!r}: every group must rank the same features as the overall ranking; ",
+            text.integer(nw.col("n")),
+            f" (group, feature) pair(s) {what} (e.g. ",
+            nw.col("e"),
+            ")",
+        )
+        return validate.Check(counted, nw.when(nw.col("n") > 0).then(message))
+
+    repeats = validate.distinct_within(pairs.source.frame, window, {feature: "feature"}, "group")
+    unmatched = pairs.pairs.filter(nw.col(_RPOS).is_null())
+    unknown = problem(unmatched, "are not in the overall ranking")
+    if pairs.missing_overall is not None:
+        unknown = first_failed([_when_any(unmatched, pairs.missing_overall), unknown])
+    features = pairs.reference.select(*by, feature)
+    ranked = groups.select(window).unique()
+    expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
+    absent = expected.join(groups.select(*window, feature), on=[*window, feature], how="anti")
+    missing = problem(absent, "of the overall ranking are missing from a group")
+    return first_failed([repeats, unknown, missing])
 
 
 def _when_any(rows: nw.LazyFrame[Any], check: validate.Check) -> validate.Check:
@@ -445,7 +484,7 @@ def _per_group(
 ) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """Aggregate the pairs per group: ``sums`` plus the counts that check the feature sets.
 
-    The columns ``exact`` are summed too, exactly (:func:`exact_sums`).
+    The float columns ``exact`` are summed too, exactly (:func:`exact_sums`).
     """
     rpos = nw.col(_RPOS)
     per_group = exact_sums(
@@ -457,6 +496,7 @@ def _per_group(
         rpos.null_count().cast(nw.Int64).alias(_UNKNOWN),
         rpos.n_unique().cast(nw.Int64).alias(_DISTINCT),
         nw.col(_RSIZE).max(),
+        floats=exact,
     )
     per_group = cached(per_group)
     return per_group, [*pairs.checks, *_same_features(pairs, per_group)]
@@ -599,12 +639,14 @@ def position_parity(
         k=k,
         by=by,
     )
+
     # The feature at position i of the group is R_i exactly when its overall position is i.
-    agrees = nw.col(_POS) == nw.col(_RPOS)
-    values = pairs.pairs.with_columns(
-        nw.when(agrees).then(nw.col(_TAIL)).otherwise(nw.lit(0.0)).alias(_VAL),
-        _agreeing(agrees, k),
-    )
+    def columns(ns: Any) -> list[Any]:
+        agrees = ns.col(_POS) == ns.col(_RPOS)
+        value = ns.when(agrees).then(ns.col(_TAIL)).otherwise(0.0)
+        return [value.alias(_VAL), _agreeing(ns, agrees, k)]
+
+    values = native_step(pairs.pairs, "with_columns", columns)
     sums, checks = _per_group(pairs, values, nw.col(_MATCH).sum(), exact=[_VAL])
     result = _positional(sums, k, "position_parity")
     return _finish(pairs, result, checks, "position_parity", per_group, nullable=False)
@@ -726,10 +768,13 @@ def rank_alignment(
     return _finish(pairs, result, checks, "rank_alignment", per_group, nullable=True)
 
 
-def _agreeing(agrees: nw.Expr, k: int | None) -> nw.Expr:
-    """1 where the position agrees with the overall ranking within the compared prefix."""
-    within = agrees if k is None else agrees & (nw.col(_POS) <= k)
-    return within.cast(nw.Int64).alias(_MATCH)
+def _agreeing(ns: Any, agrees: Any, k: int | None) -> Any:
+    """1 where the position agrees with the overall ranking within the compared prefix.
+
+    In the expressions of ``ns`` (:func:`~frameaudit._engine.native_step`), as ``agrees``.
+    """
+    within = agrees if k is None else agrees & (ns.col(_POS) <= k)
+    return within.cast(ns.Int64).alias(_MATCH)
 
 
 def _positional(per_group: nw.LazyFrame[Any], k: int | None, metric: str) -> nw.LazyFrame[Any]:
@@ -738,13 +783,13 @@ def _positional(per_group: nw.LazyFrame[Any], k: int | None, metric: str) -> nw.
     The sums of harmonic tails are n (or k) up to rounding when the orders are identical; the
     count of agreeing positions says so exactly.
     """
-    size = nw.col(_ROWS) if k is None else nw.lit(k)
-    return per_group.with_columns(
-        nw.when(nw.col(_MATCH) == size)
-        .then(nw.lit(1.0))
-        .otherwise(nw.col(_VAL) / size.cast(nw.Float64))
-        .alias(metric)
-    )
+
+    def columns(ns: Any) -> list[Any]:
+        size = ns.col(_ROWS) if k is None else ns.lit(k)
+        value = ns.col(_VAL) / size.cast(ns.Float64)
+        return [ns.when(ns.col(_MATCH) == size).then(1.0).otherwise(value).alias(metric)]
+
+    return native_step(per_group, "with_columns", columns)
 
 
 def _topk_alignment(pairs: _Pairs, k: int | None) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
@@ -757,9 +802,13 @@ def _topk_alignment(pairs: _Pairs, k: int | None) -> tuple[nw.LazyFrame[Any], li
     tails = pairs.reference.select(
         *pairs.by, nw.col(_RPOS).alias(_POS), nw.col(_TAIL).alias(_PTAIL)
     )
-    values = pairs.pairs.join(tails, on=[*pairs.by, _POS], how="left").with_columns(
-        nw.min_horizontal(_TAIL, _PTAIL).alias(_VAL),
-        _agreeing(nw.col(_POS) == nw.col(_RPOS), k),
+    values = native_step(
+        pairs.pairs.join(tails, on=[*pairs.by, _POS], how="left"),
+        "with_columns",
+        lambda ns: [
+            ns.min_horizontal(_TAIL, _PTAIL).alias(_VAL),
+            _agreeing(ns, ns.col(_POS) == ns.col(_RPOS), k),
+        ],
     )
     per_group, checks = _per_group(pairs, values, nw.col(_MATCH).sum(), exact=[_VAL])
     return _positional(per_group, k, "rank_alignment"), checks
@@ -773,14 +822,18 @@ def _alpha_jaccard(pairs: _Pairs) -> tuple[nw.LazyFrame[Any], list[validate.Chec
     features below the cut that are in B, plus the next one if it is in B: the smallest
     2 x position + [not in B] over the features not below the cut is 2(p + 1) + [not in B].
     """
-    pos, below, b = nw.col(_POS), nw.col(_BELOW), nw.col(_IN_TOP)
-    values = pairs.pairs.with_columns(
-        (nw.col(_RPOS) <= nw.col(_BSIZE)).cast(nw.Int64).alias(_IN_TOP)
-    ).with_columns(
-        (below * b).alias(_BOTH),
-        nw.when(below == 0).then(2 * pos + 1 - b).alias(_NEXT),
-        nw.max_horizontal(_NO_IMPORTANCE_GROUP, _NO_IMPORTANCE_OVERALL).alias(_NULL),
-    )
+
+    def columns(ns: Any) -> list[Any]:
+        pos, below = ns.col(_POS), ns.col(_BELOW)
+        b = (ns.col(_RPOS) <= ns.col(_BSIZE)).cast(ns.Int64)  # in B
+        return [
+            (below * b).alias(_BOTH),
+            ns.when(below == 0).then(2 * pos + 1 - b).alias(_NEXT),
+            ns.max_horizontal(_NO_IMPORTANCE_GROUP, _NO_IMPORTANCE_OVERALL).alias(_NULL),
+        ]
+
+    below = nw.col(_BELOW)
+    values = native_step(pairs.pairs, "with_columns", columns)
     per_group, checks = _per_group(
         pairs,
         values,
@@ -790,11 +843,13 @@ def _alpha_jaccard(pairs: _Pairs) -> tuple[nw.LazyFrame[Any], list[validate.Chec
         nw.col(_BSIZE).max(),
         nw.col(_NULL).max(),
     )
-    both = nw.col(_BOTH) + 2 * below + 3 - nw.col(_NEXT)
-    union = below + 1 + nw.col(_BSIZE) - both
-    jaccard = (
-        nw.when(nw.col(_NULL) > 0)
-        .then(null_float())
-        .otherwise(both.cast(nw.Float64) / union.cast(nw.Float64))
-    )
-    return per_group.with_columns(jaccard.alias("rank_alignment")), checks
+
+    def jaccard(ns: Any) -> list[Any]:
+        below = ns.col(_BELOW)
+        both = ns.col(_BOTH) + 2 * below + 3 - ns.col(_NEXT)
+        union = below + 1 + ns.col(_BSIZE) - both
+        value = both.cast(ns.Float64) / union.cast(ns.Float64)
+        null = ns.lit(None, dtype=ns.Float64)
+        return [ns.when(ns.col(_NULL) > 0).then(null).otherwise(value).alias("rank_alignment")]
+
+    return native_step(per_group, "with_columns", jaccard), checks
