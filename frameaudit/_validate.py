@@ -26,6 +26,7 @@ from frameaudit._engine import (
     Diagnosis,
     Proof,
     Rule,
+    Written,
     is_bool,
     merge_rules,
     native_step,
@@ -41,6 +42,7 @@ __all__ = [
     "Diagnosis",
     "Proof",
     "Rule",
+    "Written",
     "as_names",
     "binary",
     "distinct_within",
@@ -216,7 +218,7 @@ def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
     def message(_: nw.Expr, __: str) -> nw.Expr:
         return nw.lit(f"{metric}: the frame has no rows")
 
-    rule = Rule(nw.lit(value=True), message, count=nw.len(), absent=True)
+    rule = Rule(lambda ns: ns.lit(value=True), message, count=lambda ns: ns.len(), absent=True)
     return Check.of_rules(frame, rule)
 
 
@@ -231,7 +233,11 @@ def no_nulls(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
                 " null value(s); role columns must not be null (drop or fill them first)",
             )
 
-        return Rule(nw.col(column).is_null(), message, count=nw.col(column).null_count())
+        return Rule(
+            lambda ns: ns.col(column).is_null(),
+            message,
+            count=lambda ns: ns.col(column).null_count(),
+        )
 
     return Check.of_rules(frame, *(rule(c, p) for c, p in columns.items()))
 
@@ -244,17 +250,23 @@ def in_range(
     high: float | None,
 ) -> Check:
     """Every value of ``column`` lies in [low, high] (a None bound is open); NaN is outside."""
-    value = nw.col(column)
     is_float = frame.collect_schema()[column].is_float()
-    bad = value.is_nan() if is_float else nw.lit(value=False)
-    # the screen: the extremes within the bounds, and (floats) a finite sum, which NaN spoils
-    screen = value.sum().is_finite() if is_float else nw.lit(value=True)
-    if low is not None:
-        bad = bad | (value < low)
-        screen = screen & (value.min() >= low)
-    if high is not None:
-        bad = bad | (value > high)
-        screen = screen & (value.max() <= high)
+
+    def bad(ns: Any) -> Any:
+        value = ns.col(column)
+        outside = value.is_nan() if is_float else ns.lit(value=False)
+        if low is not None:
+            outside = outside | (value < low)
+        return outside if high is None else outside | (value > high)
+
+    def screen(ns: Any) -> Any:
+        # the extremes within the bounds, and (floats) a finite sum, which NaN spoils
+        value = ns.col(column)
+        inside = value.sum().is_finite() if is_float else ns.lit(value=True)
+        if low is not None:
+            inside = inside & (value.min() >= low)
+        return inside if high is None else inside & (value.max() <= high)
+
     interval = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
 
     def message(count: nw.Expr, example: str) -> nw.Expr:
@@ -266,7 +278,7 @@ def in_range(
             ")",
         )
 
-    return Check.of_rules(frame, Rule(bad, message, example=value, screen=screen))
+    return Check.of_rules(frame, Rule(bad, message, example=nw.col(column), screen=screen))
 
 
 SCALE = (1e-100, 1e100)
@@ -283,14 +295,18 @@ def magnitudes(frame: nw.LazyFrame[Any], columns: Mapping[str, str], advice: str
     to rescale). Null, NaN and infinite values are other checks' business.
     """
     low, high = SCALE
-    rules = []
-    for column, name in columns.items():
-        size = nw.col(column).cast(nw.Float64).abs()
-        bad = size.is_finite() & (size > 0) & ((size < low) | (size > high))
-        smallest = nw.when(size > 0).then(size).min()
-        screen = (size.max() <= high) & (smallest.is_null() | (smallest >= low))
 
-        def message(count: nw.Expr, example: str, name: str = name) -> nw.Expr:
+    def rule(column: str, name: str) -> Rule:
+        def bad(ns: Any) -> Any:
+            size = ns.col(column).cast(ns.Float64).abs()
+            return size.is_finite() & (size > 0) & ((size < low) | (size > high))
+
+        def screen(ns: Any) -> Any:
+            size = ns.col(column).cast(ns.Float64).abs()
+            smallest = ns.when(size > 0).then(size).min()
+            return (size.max() <= high) & (smallest.is_null() | (smallest >= low))
+
+        def message(count: nw.Expr, example: str) -> nw.Expr:
             return text.joined(
                 f"{name}: expected magnitudes in [{low:g}, {high:g}] (or 0), found ",
                 text.integer(count),
@@ -299,13 +315,13 @@ def magnitudes(frame: nw.LazyFrame[Any], columns: Mapping[str, str], advice: str
                 f"); {advice}",
             )
 
-        rules.append(Rule(bad, message, example=nw.col(column), screen=screen))
-    return Check.of_rules(frame, *rules)
+        return Rule(bad, message, example=nw.col(column), screen=screen)
+
+    return Check.of_rules(frame, *(rule(column, name) for column, name in columns.items()))
 
 
 def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -> Check:
     """Every value of ``column`` is exactly 0 or 1."""
-    value = nw.col(column).cast(nw.Float64)
 
     def message(count: nw.Expr, example: str) -> nw.Expr:
         return text.joined(
@@ -316,8 +332,11 @@ def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -
             ")",
         )
 
-    bad = ((value != 0.0) & (value != 1.0)) | value.is_nan()
-    return Check.of_rules(frame, Rule(bad, message, example=value))
+    def bad(ns: Any) -> Any:
+        value = ns.col(column).cast(ns.Float64)
+        return ((value != 0.0) & (value != 1.0)) | value.is_nan()
+
+    return Check.of_rules(frame, Rule(bad, message, example=nw.col(column).cast(nw.Float64)))
 
 
 def unique_within(
@@ -528,7 +547,7 @@ def values_present(
                 more.otherwise(nw.lit("")),
             )
 
-        return Rule(nw.col(column) == value, message, absent=True, context=found)
+        return Rule(lambda ns: ns.col(column) == value, message, absent=True, context=found)
 
     return Check.of_rules(frame, *(rule(name, value) for name, value in values.items()))
 

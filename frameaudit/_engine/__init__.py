@@ -28,7 +28,15 @@ The imports go one way: this package uses :mod:`frameaudit._expr`, :mod:`frameau
 from __future__ import annotations
 
 from frameaudit._engine import text
-from frameaudit._engine.checks import Check, Diagnosis, Proof, Rule, first_failed, merge_rules
+from frameaudit._engine.checks import (
+    Check,
+    Diagnosis,
+    Proof,
+    Rule,
+    Written,
+    first_failed,
+    merge_rules,
+)
 from frameaudit._engine.combos import combined
 from frameaudit._engine.convert import (
     Kind,
@@ -107,6 +115,7 @@ __all__ = [
     "Resampling",
     "Rule",
     "Source",
+    "Written",
     "agreement_screen",
     "cached",
     "combined",

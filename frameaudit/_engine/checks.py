@@ -31,12 +31,14 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
+from frameaudit._engine.plans import native_step
 from frameaudit._engine.text import duckdb_name, spark_name, with_reprs
 from frameaudit.exceptions import ENGINE_MARKER, InvalidValueError
 
 __all__ = [
     "Check",
     "Rule",
+    "Written",
     "attach",
     "diagnostics",
     "first_failed",
@@ -51,6 +53,10 @@ _PRESENT = "__fa_present"
 
 Diagnosis = tuple[nw.LazyFrame[Any], nw.Expr]
 """A check's one-row diagnostics frame and its message, a string expression over that row."""
+Written = Callable[[Any], Any]
+"""An expression written for either namespace: given narwhals' (``nw``) or Polars' own
+(``pl``, :func:`~frameaudit._engine.plans.native_step`), it returns that namespace's
+expression. ``lambda ns: ns.col("a").is_null()``."""
 Proof = Callable[[Mapping[str, Any]], bool]
 """Whether a check's computed ``quick`` row (column name → value) proves that it holds.
 
@@ -116,16 +122,19 @@ class Rule:
     fails when some row offends (with ``absent``: when none does, for a value that must occur).
     ``message`` gets the number of offending rows and the name of the diagnostics column that
     holds the smallest example value (null without ``example``), and returns the error text.
+
+    ``flag``, ``count`` and ``screen`` are :data:`Written`: the proof, which every call
+    computes, is built in Polars' own expressions on Polars; the diagnostics in narwhals'.
     """
 
-    flag: nw.Expr
+    flag: Written
     message: Callable[[nw.Expr, str], nw.Expr]
     example: nw.Expr | None = None
     # an aggregate giving the count directly (e.g. a null count, which Polars keeps as metadata)
-    count: nw.Expr | None = None
+    count: Written | None = None
     # an aggregate that is true when no row can offend (e.g. a minimum and a maximum inside the
     # bounds): cheaper than a per-row flag, so Polars computes it instead when it can
-    screen: nw.Expr | None = None
+    screen: Written | None = None
     absent: bool = False
     # a one-row frame of further values the message shows (e.g. the values found), computed
     # with the diagnostics only; rules may share one
@@ -154,20 +163,23 @@ def merge_rules(checks: Sequence[Check]) -> list[Check]:
 
 def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
     """One check for ``rules``: counts and examples in one aggregation, screens for Polars."""
-    flags = {
-        i: rule.flag.cast(nw.Int64).alias(f"__fa_flag{i}")
-        for i, rule in enumerate(rules)
-        if rule.count is None
-    }
-    counts = [
-        (nw.col(f"__fa_flag{i}").sum() if rule.count is None else rule.count).cast(nw.Int64)
-        for i, rule in enumerate(rules)
-    ]
-    quick = [nw.len().cast(nw.Int64).alias("rows")]
-    quick += [
-        (counts[i] if rule.screen is None else rule.screen).alias(f"n{i}")
-        for i, rule in enumerate(rules)
-    ]
+    flagged = [i for i, rule in enumerate(rules) if rule.count is None]
+
+    def flags(ns: Any) -> list[Any]:
+        return [rules[i].flag(ns).cast(ns.Int64).alias(f"__fa_flag{i}") for i in flagged]
+
+    def count(ns: Any, i: int) -> Any:
+        written = rules[i].count
+        return (ns.col(f"__fa_flag{i}").sum() if written is None else written(ns)).cast(ns.Int64)
+
+    def quick(ns: Any) -> list[Any]:
+        screens = (
+            count(ns, i) if rule.screen is None else rule.screen(ns) for i, rule in enumerate(rules)
+        )
+        return [
+            ns.len().cast(ns.Int64).alias("rows"),
+            *(s.alias(f"n{i}") for i, s in enumerate(screens)),
+        ]
 
     def holds(row: Mapping[str, Any]) -> bool:
         for i, rule in enumerate(rules):
@@ -180,7 +192,9 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
                 return False
         return True
 
-    proof = (base.with_columns(*flags.values()) if flags else base).select(*quick)
+    proof = native_step(
+        native_step(base, "with_columns", flags) if flagged else base, "select", quick
+    )
 
     def diagnose() -> Diagnosis:
         n = [nw.col(f"n{i}") for i in range(len(rules))]
@@ -189,14 +203,14 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
         examples: list[nw.Expr] = []
         messages: list[nw.Expr] = []
         for i, rule in enumerate(rules):
-            full.append(counts[i].alias(f"n{i}"))
+            full.append(count(nw, i).alias(f"n{i}"))
             if rule.example is not None:
-                examples.append(nw.when(rule.flag).then(rule.example).alias(f"__fa_ex{i}"))
+                examples.append(nw.when(rule.flag(nw)).then(rule.example).alias(f"__fa_ex{i}"))
                 full.append(nw.col(f"__fa_ex{i}").min().alias(f"e{i}"))
             else:
                 full.append(nw.lit(None, nw.String).alias(f"e{i}"))
             messages.append(nw.when(fails[i]).then(rule.message(n[i], f"e{i}")))
-        columns = [*flags.values(), *examples]
+        columns = [*flags(nw), *examples]
         rows = (base.with_columns(*columns) if columns else base).select(*full)
         contexts = {id(r.context): r.context for r in rules if r.context is not None}
         for context in contexts.values():

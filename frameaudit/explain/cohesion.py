@@ -475,7 +475,9 @@ def _k_within(reference: nw.LazyFrame[Any], k: int) -> validate.Check:
             " partition(s) too short)",
         )
 
-    short = (nw.col(_RPOS) == 1) & (nw.col(_RSIZE) < k)
+    def short(ns: Any) -> Any:
+        return (ns.col(_RPOS) == 1) & (ns.col(_RSIZE) < k)
+
     return validate.Check.of_rules(reference, validate.Rule(short, message, example=nw.col(_RSIZE)))
 
 

@@ -100,7 +100,9 @@ def _class_weight(label: str, dtype: Any, class_weights: Mapping[Any, float] | N
 
 def _null_pairs(frame: nw.LazyFrame[Any], query: str, distance: str, label: str) -> validate.Check:
     """Check that a "no neighbour" row has both distance and label null, not just one."""
-    flag = nw.col(distance).is_null() != nw.col(label).is_null()
+
+    def flag(ns: Any) -> Any:
+        return ns.col(distance).is_null() != ns.col(label).is_null()
 
     def message(count: nw.Expr, example: str) -> nw.Expr:
         return text.joined(
@@ -131,8 +133,7 @@ def _one_prediction(per_query: nw.LazyFrame[Any], query: str, predicted: str) ->
             "); the predicted class must be the same on every row of a query",
         )
 
-    disagree = nw.col(_LOW) != nw.col(_HIGH)
-    rule = validate.Rule(disagree, message, example=nw.col(query))
+    rule = validate.Rule(lambda ns: ns.col(_LOW) != ns.col(_HIGH), message, example=nw.col(query))
     return validate.Check.of_rules(per_query, rule)
 
 

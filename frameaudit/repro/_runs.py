@@ -271,7 +271,7 @@ def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> validate.Chec
             f" NaN value(s); {what} must not be NaN",
         )
 
-    return validate.Check.of_rules(lf, validate.Rule(nw.col(column).is_nan(), message))
+    return validate.Check.of_rules(lf, validate.Rule(lambda ns: ns.col(column).is_nan(), message))
 
 
 def _renamed_labels(
@@ -338,25 +338,33 @@ def _layout_checks(
         nw.len().cast(nw.Int64).alias("__fa_rows"),
         nw.col(run).n_unique().cast(nw.Int64).alias("__fa_runs"),
     ]
-    rows, seen, k = nw.col("__fa_rows"), nw.col("__fa_runs"), nw.col("__fa_k")
-    differs: dict[str, nw.Expr] = {}
+
+    def differing(low: str, high: str, nan: str | None) -> validate.Written:
+        def flag(ns: Any) -> Any:
+            differ = ns.col(low) != ns.col(high)
+            if nan is None:
+                return differ
+            # min/max skip NaN: a value that is NaN in some runs only differs between runs too
+            return differ | ((ns.col(nan) > 0) & (ns.col(nan) < ns.col("__fa_rows")))
+
+        return flag
+
+    differs: dict[str, validate.Written] = {}
     schema = lf.collect_schema()
     for i, column in enumerate(constant):
         low, high = f"__fa_min{i}", f"__fa_max{i}"
         aggregations += [nw.col(column).min().alias(low), nw.col(column).max().alias(high)]
-        differs[column] = nw.col(low) != nw.col(high)
-        if schema[column].is_float():
-            # min/max skip NaN: a value that is NaN in some runs only differs between runs too
-            nan = f"__fa_nan{i}"
+        nan = f"__fa_nan{i}" if schema[column].is_float() else None
+        if nan is not None:
             lf = lf.with_columns(nw.col(column).is_nan().cast(nw.Int64).alias(nan))
             aggregations.append(nw.col(nan).sum())
-            differs[column] = differs[column] | ((nw.col(nan) > 0) & (nw.col(nan) < rows))
+        differs[column] = differing(low, high, nan)
     per_sample = partitioned(lf.group_by([*by, sample]).agg(*aggregations), by)
     per_sample = per_sample.join(runs, on=partition, how="left")
     once = "every run must predict every sample of its partition exactly once"
 
     def layout(
-        flag: nw.Expr, parameter: str, column: str, problem: str, hint: str
+        flag: validate.Written, parameter: str, column: str, problem: str, hint: str
     ) -> validate.Rule:
         def message(count: nw.Expr, example: str) -> nw.Expr:
             return text.joined(
@@ -382,10 +390,19 @@ def _layout_checks(
             ")",
         )
 
-    few = validate.Rule(k < 2, few_runs, example=_example(by) if by else k)
+    few = validate.Rule(
+        lambda ns: ns.col("__fa_k") < 2, few_runs, example=_example(by) if by else nw.col("__fa_k")
+    )
+
+    def more(ns: Any) -> Any:  # a sample with more rows than runs
+        return ns.col("__fa_rows") > ns.col("__fa_runs")
+
+    def fewer(ns: Any) -> Any:  # a sample predicted by fewer runs than its partition has
+        return ns.col("__fa_runs") < ns.col("__fa_k")
+
     rules = (
-        layout(rows > seen, "sample", sample, "are predicted more than once by one run", once),
-        layout(seen < k, "run", run, "are not predicted by every run", once),
+        layout(more, "sample", sample, "are predicted more than once by one run", once),
+        layout(fewer, "run", run, "are not predicted by every run", once),
         *(
             layout(
                 flag, constant[column], column,
