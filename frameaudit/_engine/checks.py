@@ -31,7 +31,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit._engine.plans import native_step
+from frameaudit._engine.plans import Written, native_step
 from frameaudit._engine.text import duckdb_name, spark_name, with_reprs
 from frameaudit.exceptions import ENGINE_MARKER, InvalidValueError
 
@@ -53,10 +53,6 @@ _PRESENT = "__fa_present"
 
 Diagnosis = tuple[nw.LazyFrame[Any], nw.Expr]
 """A check's one-row diagnostics frame and its message, a string expression over that row."""
-Written = Callable[[Any], Any]
-"""An expression written for either namespace: given narwhals' (``nw``) or Polars' own
-(``pl``, :func:`~frameaudit._engine.plans.native_step`), it returns that namespace's
-expression. ``lambda ns: ns.col("a").is_null()``."""
 Proof = Callable[[Mapping[str, Any]], bool]
 """Whether a check's computed ``quick`` row (column name → value) proves that it holds.
 

@@ -35,11 +35,11 @@ def combined(
     partition = list(partition)
     ns = namespace_of(per_group)
     val, c = ns.col(value), ns.col
-    stats = [nw.col("__fa_bad").sum().alias("__fa_bad"), nw.len().alias("__fa_g")]
+    stats = [c("__fa_bad").sum().alias("__fa_bad"), ns.len().alias("__fa_g")]
     columns = [(val.is_null() | val.is_nan()).cast(ns.Int64).alias("__fa_bad")]
     summed = []  # summed exactly (the groups' order changes from run to run)
     if {"MinMaxRatio", "MaxMinRatio", "MaxMinDiff"} & set(combos):
-        stats += [nw.col(value).min().alias("__fa_mn"), nw.col(value).max().alias("__fa_mx")]
+        stats += [c(value).min().alias("__fa_mn"), c(value).max().alias("__fa_mx")]
     if "LTwo" in combos:
         columns.append((val * val).alias("__fa_sumsq"))
         summed.append("__fa_sumsq")
@@ -52,8 +52,8 @@ def combined(
         per_group = per_group.join(mean.select(*partition, "__fa_mean"), on=partition)
         columns.append((val - c("__fa_mean")).abs().alias("__fa_devsum"))
         stats += [
-            nw.col("__fa_devnan").sum().alias("__fa_devnan"),
-            nw.col("__fa_devsum").max().alias("__fa_devmax"),
+            c("__fa_devnan").sum().alias("__fa_devnan"),
+            c("__fa_devsum").max().alias("__fa_devmax"),
         ]
         summed += ["__fa_devsum", "__fa_dev2sum"]
     prepared = native_step(per_group, "with_columns", columns)
@@ -78,7 +78,8 @@ def combined(
     }
     # one small expression per step: narwhals re-evaluates every node of a nested expression
     undefined = (c("__fa_bad") > 0) | (c("__fa_g") < 2)
-    totals = exact_sums(prepared, partition, summed, *stats)
+    # ``stats`` are in ``ns``, the namespace exact_sums gives ``also`` on this frame
+    totals = exact_sums(prepared, partition, summed, also=lambda _: stats)
     with_formulas = native_step(
         totals, "with_columns", [formulas[combo]().alias(combo) for combo in combos]
     )

@@ -124,6 +124,14 @@ class Estimation:
             return nw.col(self.weight).cast(nw.Float64)
         return nw.lit(1, dtype=nw.Int64) if integer else nw.lit(1.0)
 
+    def weight_kept(self, ns: Any) -> list[Any]:
+        """The unit weight carried through an aggregation of rows that share it.
+
+        A ``Written`` for :func:`~frameaudit._engine.plans.exact_sums`' ``also``: none
+        without a weight.
+        """
+        return [ns.col(self.weight).max()] if self.weight is not None else []
+
     def point(self) -> Estimation:
         """The same estimation without the bootstrap: the point estimate's plan, on its own."""
         return replace(self, estimator=Estimator(self.counted), resampling=None)

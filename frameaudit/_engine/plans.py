@@ -40,11 +40,13 @@ import narwhals.stable.v2 as nw
 import polars as pl
 
 from frameaudit._engine.text import duckdb_name, spark_name
-from frameaudit._expr import aggregate, hashed_keys, joined_on
+from frameaudit._expr import WHOLE, aggregate, hashed_keys, joined_on
 
 __all__ = [
     "PROVED",
     "FastPlan",
+    "Written",
+    "aggregated",
     "agreement_screen",
     "cached",
     "count_distinct",
@@ -64,6 +66,13 @@ __all__ = [
     "sorted_screen",
     "sum_before",
 ]
+
+
+Written = Callable[[Any], Any]
+"""Expressions written for either namespace: given narwhals' (``nw``) or Polars' own (``pl``,
+:func:`native_step`), a function that returns that namespace's expression (a rule's flag:
+``lambda ns: ns.col("a").is_null()``) or list of them (aggregations:
+``lambda ns: [ns.len()]``)."""
 
 
 def stepped(frame: nw.LazyFrame[Any], native: pl.LazyFrame) -> nw.LazyFrame[Any]:
@@ -435,10 +444,14 @@ def exact_sums(
     frame: nw.LazyFrame[Any],
     keys: Sequence[str],
     columns: Sequence[str],
-    *also: nw.Expr,
+    *,
+    also: Written | None = None,
     floats: Sequence[str] | None = None,
 ) -> nw.LazyFrame[Any]:
     """Per ``keys``, each column of ``columns`` summed (named as the column), with ``also``.
+
+    ``also`` writes further aggregations for either namespace (``lambda ns: [ns.len()]``):
+    the whole aggregation is built in Polars' own expressions on Polars (:func:`aggregated`).
 
     A float sum depends on the order of its terms, and Polars and DuckDB keep none: they add
     partial sums in the order their threads finish, and a grouped result comes out in hash
@@ -463,9 +476,14 @@ def exact_sums(
     elif floats is None:
         schema = frame.collect_schema()
         floats = [c for c in columns if schema[c].is_float()]
-    plain = [nw.col(c).sum() for c in columns if c not in floats]
+    floats = list(floats)
+
+    def plain(ns: Any) -> list[Any]:
+        summed = [ns.col(c).sum() for c in columns if c not in floats]
+        return summed + list(also(ns) if also else [])
+
     if not floats:
-        return aggregate(frame, keys, *plain, *also)
+        return aggregated(frame, keys, plain)
     # The per-row and per-group steps are written once for either namespace (expressions)
     ns = namespace_of(frame)
     on_polars = ns is pl
@@ -490,15 +508,17 @@ def exact_sums(
             for j, scale in enumerate(_WINDOWS)
         ),
     )
-    summed = aggregate(
-        scaled,
-        keys,
-        *plain,
-        *also,
-        *(nw.col(term(i, j)).sum() for i in range(len(floats)) for j in range(len(_WINDOWS))),
-        *(nw.col(c).sum() for c in floats),
-        *(nw.col(c).abs().max().alias(f"__fa_m{i}") for i, c in enumerate(floats)),
-    )
+
+    def sums(ns: Any) -> list[Any]:
+        terms = [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
+        return [
+            *plain(ns),
+            *(ns.col(t).sum() for t in terms),
+            *(ns.col(c).sum() for c in floats),
+            *(ns.col(c).abs().max().alias(f"__fa_m{i}") for i, c in enumerate(floats)),
+        ]
+
+    summed = aggregated(scaled, keys, sums)
     totals = []
     for i, c in enumerate(floats):
         total = ns.col(c)  # the float sum
@@ -510,6 +530,23 @@ def exact_sums(
     helpers = [f"__fa_m{i}" for i in range(len(floats))]
     helpers += [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
     return native_step(summed, "with_columns", totals).drop(*helpers)
+
+
+def aggregated(
+    frame: nw.LazyFrame[Any], keys: Sequence[str], columns: Written
+) -> nw.LazyFrame[Any]:
+    """:func:`~frameaudit._expr.aggregate` of the aggregations ``columns`` writes.
+
+    ``columns`` is a :data:`Written` (a function of the namespace): on Polars it gets Polars'
+    own, as :func:`native_step` does, and the aggregation is built as ``aggregate`` builds it.
+    """
+    if frame.implementation is not nw.Implementation.POLARS:
+        return aggregate(frame, keys, *columns(nw))
+    native: pl.LazyFrame = frame.to_native()
+    hashed, written = hashed_keys(keys), columns(pl)
+    grouped = native.group_by(hashed).agg(*written) if hashed else native.select(*written)
+    whole = grouped.with_columns(pl.lit(0).alias(WHOLE)) if WHOLE in keys else grouped
+    return stepped(frame, whole)
 
 
 def namespace_of(frame: nw.LazyFrame[Any]) -> Any:
@@ -544,7 +581,8 @@ def exact_means(
     frame: nw.LazyFrame[Any],
     keys: Sequence[str],
     columns: Sequence[str],
-    *also: nw.Expr,
+    *,
+    also: Written | None = None,
     spread: bool = False,
 ) -> nw.LazyFrame[Any]:
     """Per ``keys``, the mean of each column (nulls skipped, null when all are), with ``also``.
@@ -554,11 +592,15 @@ def exact_means(
     ``{column}__std``: the sum of squared deviations from the exact mean, summed exactly.
     """
     columns, keys = list(columns), list(keys)
-    counts = [nw.col(c).count().alias(f"__fa_n{i}") for i, c in enumerate(columns)]
+
+    def counted(ns: Any) -> list[Any]:
+        counts = [ns.col(c).count().alias(f"__fa_n{i}") for i, c in enumerate(columns)]
+        return counts + list(also(ns) if also else [])
+
     floats = native_step(
         frame, "with_columns", lambda ns: [ns.col(c).cast(ns.Float64) for c in columns]
     )
-    summed = exact_sums(floats, keys, columns, *counts, *also, floats=columns)
+    summed = exact_sums(floats, keys, columns, also=counted, floats=columns)
 
     def divided(ns: Any) -> list[Any]:
         count = [ns.col(f"__fa_n{i}") for i in range(len(columns))]
@@ -860,7 +902,7 @@ def running_along(
     running: str,
     keep: Sequence[str],
     then: Callable[
-        [nw.LazyFrame[Any], nw.LazyFrame[Any] | None, Sequence[nw.Expr]], nw.LazyFrame[Any]
+        [nw.LazyFrame[Any], nw.LazyFrame[Any] | None, Sequence[Written]], nw.LazyFrame[Any]
     ],
     in_memory: bool,
 ) -> nw.LazyFrame[Any]:
@@ -873,8 +915,9 @@ def running_along(
     the sum of the term ``running`` over the rows before it. ``totals``, where the engine
     gives it, is the table of :func:`_sums_along`, whose row of order n holds a partition's
     term totals; without it ``then`` sums the rows' terms. ``then`` must aggregate (its result
-    is small), and include ``carried`` in each of its aggregations: each is the smallest value
-    of a column of its own name, the same whether it aggregates rows or aggregates. The ranks
+    is small), and include ``carried`` in each of its aggregations: each (a :data:`Written`) is
+    the smallest value of a column of its own name, the same whether it aggregates rows or
+    aggregates. The ranks
     must be distinct within a partition (a check of the caller's).
 
     Where every partition's rows come sorted and its ranks are 1 … n, as a log's usually do,
@@ -906,7 +949,7 @@ def running_along(
         ).with_columns(*(term.alias(name) for name, term in terms.items() if name != running))
         # the proof is carried through the aggregations of ``then``: read from ``runs`` by a
         # branch of its own, it made the streaming engine hold the rows (6.4 GiB at 10^7)
-        fast = then(runs, None, [nw.col(_RUN).min()])
+        fast = then(runs, None, [lambda ns: ns.col(_RUN).min()])
         proof = fast.select(nw.col(_RUN).min().alias(PROVED))
         # the pass costs per run of rows: tried only where the rows come sorted
         likely = sorted_screen(frame, partition, {rank: 0}).select(nw.col("sorted0").alias(PROVED))

@@ -482,24 +482,25 @@ def _k_within(reference: nw.LazyFrame[Any], k: int) -> validate.Check:
 
 
 def _per_group(
-    pairs: _Pairs, values: nw.LazyFrame[Any], *sums: nw.Expr, exact: Sequence[str] = ()
+    pairs: _Pairs, values: nw.LazyFrame[Any], sums: validate.Written, exact: Sequence[str] = ()
 ) -> tuple[nw.LazyFrame[Any], list[validate.Check]]:
     """Aggregate the pairs per group: ``sums`` plus the counts that check the feature sets.
 
-    The float columns ``exact`` are summed too, exactly (:func:`exact_sums`).
+    ``sums`` writes the aggregations for either namespace (:func:`exact_sums`' ``also``); the
+    float columns ``exact`` are summed too, exactly.
     """
-    rpos = nw.col(_RPOS)
-    per_group = exact_sums(
-        values,
-        pairs.window,
-        exact,
-        *sums,
-        nw.len().cast(nw.Int64).alias(_ROWS),
-        rpos.null_count().cast(nw.Int64).alias(_UNKNOWN),
-        rpos.n_unique().cast(nw.Int64).alias(_DISTINCT),
-        nw.col(_RSIZE).max(),
-        floats=exact,
-    )
+
+    def aggregations(ns: Any) -> list[Any]:
+        rpos = ns.col(_RPOS)
+        return [
+            *sums(ns),
+            ns.len().cast(ns.Int64).alias(_ROWS),
+            rpos.null_count().cast(ns.Int64).alias(_UNKNOWN),
+            rpos.n_unique().cast(ns.Int64).alias(_DISTINCT),
+            ns.col(_RSIZE).max(),
+        ]
+
+    per_group = exact_sums(values, pairs.window, exact, also=aggregations, floats=exact)
     per_group = cached(per_group)
     return per_group, [*pairs.checks, *_same_features(pairs, per_group)]
 
@@ -521,7 +522,8 @@ def _finish(
         result = exact_means(per_group, pairs.by, [metric])
         return from_engine(result, pairs.source, sort_by=pairs.by, checks=checks)
     flagged = per_group.with_columns(nw.col(metric).is_null().cast(nw.Int64).alias(_NULL))
-    result = exact_means(flagged, pairs.by, [metric], nw.col(_NULL).sum()).select(
+    nulls = exact_means(flagged, pairs.by, [metric], also=lambda ns: [ns.col(_NULL).sum()])
+    result = nulls.select(
         *pairs.by,
         nw.when(nw.col(_NULL) > 0).then(null_float()).otherwise(nw.col(metric)).alias(metric),
     )
@@ -649,7 +651,7 @@ def position_parity(
         return [value.alias(_VAL), _agreeing(ns, agrees, k)]
 
     values = native_step(pairs.pairs, "with_columns", columns)
-    sums, checks = _per_group(pairs, values, nw.col(_MATCH).sum(), exact=[_VAL])
+    sums, checks = _per_group(pairs, values, _matches, exact=[_VAL])
     result = _positional(sums, k, "position_parity")
     return _finish(pairs, result, checks, "position_parity", per_group, nullable=False)
 
@@ -770,6 +772,11 @@ def rank_alignment(
     return _finish(pairs, result, checks, "rank_alignment", per_group, nullable=True)
 
 
+def _matches(ns: Any) -> list[Any]:
+    """The number of agreeing positions (:func:`_agreeing`) of a group (a ``Written``)."""
+    return [ns.col(_MATCH).sum()]
+
+
 def _agreeing(ns: Any, agrees: Any, k: int | None) -> Any:
     """1 where the position agrees with the overall ranking within the compared prefix.
 
@@ -812,7 +819,7 @@ def _topk_alignment(pairs: _Pairs, k: int | None) -> tuple[nw.LazyFrame[Any], li
             _agreeing(ns, ns.col(_POS) == ns.col(_RPOS), k),
         ],
     )
-    per_group, checks = _per_group(pairs, values, nw.col(_MATCH).sum(), exact=[_VAL])
+    per_group, checks = _per_group(pairs, values, _matches, exact=[_VAL])
     return _positional(per_group, k, "rank_alignment"), checks
 
 
@@ -834,17 +841,17 @@ def _alpha_jaccard(pairs: _Pairs) -> tuple[nw.LazyFrame[Any], list[validate.Chec
             ns.max_horizontal(_NO_IMPORTANCE_GROUP, _NO_IMPORTANCE_OVERALL).alias(_NULL),
         ]
 
-    below = nw.col(_BELOW)
+    def sums(ns: Any) -> list[Any]:
+        return [
+            ns.col(_BELOW).sum(),
+            ns.col(_BOTH).sum(),
+            ns.col(_NEXT).min(),
+            ns.col(_BSIZE).max(),
+            ns.col(_NULL).max(),
+        ]
+
     values = native_step(pairs.pairs, "with_columns", columns)
-    per_group, checks = _per_group(
-        pairs,
-        values,
-        below.sum(),
-        nw.col(_BOTH).sum(),
-        nw.col(_NEXT).min(),
-        nw.col(_BSIZE).max(),
-        nw.col(_NULL).max(),
-    )
+    per_group, checks = _per_group(pairs, values, sums)
 
     def jaccard(ns: Any) -> list[Any]:
         below = ns.col(_BELOW)

@@ -116,9 +116,12 @@ def _null_pairs(frame: nw.LazyFrame[Any], query: str, distance: str, label: str)
     return validate.Check.of_rules(frame, validate.Rule(flag, message, example=nw.col(query)))
 
 
-def _ranges(predicted: str) -> list[nw.Expr]:
-    """Per query: the smallest and largest predicted class (equal when its rows agree)."""
-    return [nw.col(predicted).min().alias(_LOW), nw.col(predicted).max().alias(_HIGH)]
+def _ranges(ns: Any, predicted: str) -> list[Any]:
+    """Per query: the smallest and largest predicted class (equal when its rows agree).
+
+    In the expressions of ``ns`` (a ``Written`` of :func:`~frameaudit._engine.exact_sums`).
+    """
+    return [ns.col(predicted).min().alias(_LOW), ns.col(predicted).max().alias(_HIGH)]
 
 
 def _one_prediction(per_query: nw.LazyFrame[Any], query: str, predicted: str) -> validate.Check:
@@ -156,7 +159,7 @@ def _one_prediction_in_order(
         return bool(row["ordered"]) and row["changed"] == 0
 
     def check() -> validate.Check:
-        per_query = frame.group_by(keys).agg(*_ranges(predicted))
+        per_query = frame.group_by(keys).agg(*_ranges(nw, predicted))
         return _one_prediction(per_query, query, predicted)
 
     return validate.proven(proof, holds, check)
@@ -379,13 +382,12 @@ def correspondence(
     )
     checks += weight_checks
     total = nw.col(_WEIGHT)
-    per_query = exact_sums(
-        rows,
-        keys,
-        [_MATCH, _WEIGHT],
-        *([] if source.in_memory else _ranges(predicted)),
-        *([nw.col(weight).max()] if weight is not None else []),
-    ).with_columns(
+
+    def kept(ns: Any) -> list[Any]:
+        ranges = [] if source.in_memory else _ranges(ns, predicted)
+        return ranges + ([ns.col(weight).max()] if weight is not None else [])
+
+    per_query = exact_sums(rows, keys, [_MATCH, _WEIGHT], also=kept).with_columns(
         nw.when(total > 0)
         .then(nw.col(_MATCH) / total)
         .otherwise(null_float())

@@ -466,16 +466,15 @@ def _label_metrics(
         return _conclude(prep, detail, metrics, [cluster], [*_COUNTS, *_SHARES])
     defined = [f"{_DEFINED}{i}" for i in range(len(metrics))]
     added = [m for m in metrics if _LABEL_METRICS[m][1] == "sum"]
-    reductions = [
-        *(nw.col(m).min() for m in metrics if _LABEL_METRICS[m][1] == "min"),
-        *(nw.col(m).count().alias(d) for m, d in zip(metrics, defined, strict=True)),
-        nw.len().alias(_POINTS),
-    ]
-    estimates = prep.estimation.estimates
-    if added:
-        reduced = exact_sums(detail, estimates, added, *reductions)
-    else:
-        reduced = aggregate(detail, estimates, *reductions)
+
+    def reductions(ns: Any) -> list[Any]:
+        return [
+            *(ns.col(m).min() for m in metrics if _LABEL_METRICS[m][1] == "min"),
+            *(ns.col(m).count().alias(d) for m, d in zip(metrics, defined, strict=True)),
+            ns.len().alias(_POINTS),
+        ]
+
+    reduced = exact_sums(detail, prep.estimation.estimates, added, also=reductions)
     summary = reduced.select(
         *prep.estimation.estimates,
         *(

@@ -189,8 +189,10 @@ def _log_targets(call: _Call, kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     )
     placed = placed.with_columns(order_within(placed, "__fa_down", queries).alias("__fa_place"))
     weighted = placed.with_columns(position_weight("__fa_place", "log", 0.5).alias(_TARGET))
-    summed = exact_sums(weighted, [*queries, _GRADE], [_TARGET], nw.len().alias("__fa_n"))
-    return summed.select(
+    counted = exact_sums(
+        weighted, [*queries, _GRADE], [_TARGET], also=lambda ns: [ns.len().alias("__fa_n")]
+    )
+    return counted.select(
         *queries, _GRADE, (nw.col(_TARGET) / nw.col("__fa_n").cast(nw.Float64)).alias(_TARGET)
     )
 

@@ -1490,7 +1490,7 @@ def _ndkl_sums(
     reference: _Reference,
     rows: nw.LazyFrame[Any],
     totals: nw.LazyFrame[Any] | None,
-    carried: Sequence[nw.Expr],
+    carried: Sequence[validate.Written],
 ) -> nw.LazyFrame[Any]:
     """Per ranking, NDKL's sums (notes of :func:`ndkl`), with ``carried`` (:func:`running_along`).
 
@@ -1517,25 +1517,23 @@ def _ndkl_sums(
     rows = _ndkl_step(rows, "__fa_c", _ORDER, _SHARE).with_columns(
         (nw.col("__fa_delta") * nw.col("__fa_term_before")).alias("__fa_delta_h")
     )
-    weight = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
+    weight = [prep.estimation.weight] if prep.estimation.weight else []
     sums = ["__fa_delta", "__fa_delta_h", *summed]
+
+    def kept(ns: Any) -> list[Any]:  # the flags, the weight and what the engine carries
+        return [ns.col(c).max() for c in (_OFF_TARGET, *weight)] + [c(ns) for c in carried]
+
     groups = exact_sums(
         rows,
         [*prep.rankings, *prep.groups],
         sums,
-        nw.len().cast(nw.Int64).alias("__fa_ngr"),
-        nw.col(_OFF_TARGET).max(),
-        *weight,
-        *carried,
+        also=lambda ns: [ns.len().cast(ns.Int64).alias("__fa_ngr"), *kept(ns)],
     )
     ranked = exact_sums(
         groups,
         prep.rankings,
         sums,
-        nw.col(_OFF_TARGET).max(),
-        nw.col("__fa_ngr").sum().alias(_RANKINGS),
-        *weight,
-        *carried,
+        also=lambda ns: [ns.col("__fa_ngr").sum().alias(_RANKINGS), *kept(ns)],
     ).rename({term: name for term, name in names.items() if term in summed})
     if totals is None:
         return ranked
@@ -1752,11 +1750,11 @@ def awrf_js(
         _join_alignment(prep, alignments, unaligned, outputs=outputs, listed=False)
     reference = _reference(prep, target, listed=universe is not None)
     rankings, groups_ = prep.rankings, prep.groups
-    weight_kept = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
     attention = position_weight(rank, discount, patience) * nw.col(SHARE)
     rows = prep.frame.with_columns(attention.alias(_ATTENTION))
-    per_group = exact_sums(rows, [*rankings, *groups_], [_ATTENTION, SHARE], *weight_kept)
-    totals = exact_sums(per_group, rankings, [_ATTENTION, SHARE], *weight_kept)
+    kept = prep.estimation.weight_kept
+    per_group = exact_sums(rows, [*rankings, *groups_], [_ATTENTION, SHARE], also=kept)
+    totals = exact_sums(per_group, rankings, [_ATTENTION, SHARE], also=kept)
     if reference.shares is None:  # each ranking's own mix
         wanted = per_group.join(
             totals.select(*rankings, nw.col(SHARE).alias("__fa_all")), on=rankings
@@ -1783,9 +1781,9 @@ def awrf_js(
     term = nw.when(a > 0).then(half * a * (2.0 * a / (a + d)).log()).otherwise(0.0) + nw.when(
         d > 0
     ).then(half * d * (2.0 * d / (a + d)).log()).otherwise(0.0)
-    kept = [prep.estimation.weight] if prep.estimation.weight else []
+    weighted = [prep.estimation.weight] if prep.estimation.weight else []
     divergence = exact_sums(grid.with_columns(term.alias("__fa_js")), rankings, ["__fa_js"]).join(
-        totals.select(*rankings, nw.col(_ATTENTION).alias("__fa_total"), *kept), on=rankings
+        totals.select(*rankings, nw.col(_ATTENTION).alias("__fa_total"), *weighted), on=rankings
     )
     value = nw.when(nw.col("__fa_total") > 0).then(1.0 - nw.col("__fa_js")).otherwise(null_float())
     result = _mean_over_rankings(prep, divergence, value, "awrf_js")
@@ -1969,9 +1967,13 @@ def ndcg(
     gained = _gained(nw.col(_GAIN), gain) * position_weight(rank, discount, 0.5)
     if k is not None:  # a position beyond the cutoff gains nothing; its ranking still counts
         gained = nw.when(nw.col(rank) <= k).then(gained).otherwise(0.0)
-    kept = [nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []
     keys = [*rankings, *(prep.groups if group is not None else [])]
-    dcg = exact_sums(rows.with_columns(gained.alias("__fa_dcg")), keys, ["__fa_dcg"], *kept)
+    dcg = exact_sums(
+        rows.with_columns(gained.alias("__fa_dcg")),
+        keys,
+        ["__fa_dcg"],
+        also=prep.estimation.weight_kept,
+    )
     scored = dcg.join(ideal, on=on, how="left").with_columns(nw.col(_IDEAL).fill_null(0.0))
     value = nw.when(nw.col(_IDEAL) > 0).then(nw.col("__fa_dcg") / nw.col(_IDEAL)).otherwise(0.0)
     if group is None:

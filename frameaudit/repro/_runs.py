@@ -453,26 +453,29 @@ def summarize(
     :func:`one_summary` or :func:`long_summary`.
     """
     keys = list(keys)
-    aggregations = []
-    for c in columns:
-        value = nw.col(c)
-        aggregations += [
-            value.min().alias(_stat(c, "min")),
-            value.max().alias(_stat(c, "max")),
-            value.quantile(0.05, interpolation="linear").alias(_stat(c, "q05")),
-            value.quantile(0.95, interpolation="linear").alias(_stat(c, "q95")),
-            nw.len().cast(nw.Int64).alias(_stat(c, "n_pairs")),
-            value.null_count().cast(nw.Int64).alias(_stat(c, "n_undefined")),
-            nw.col(_stat(c, "nan")).sum().alias(_stat(c, "nan")),
-        ]
 
     # the per-row and per-statistic steps in Polars' own expressions on Polars (native_step)
+    def aggregations(ns: Any) -> list[Any]:
+        written = []
+        for c in columns:
+            value = ns.col(c)
+            written += [
+                value.min().alias(_stat(c, "min")),
+                value.max().alias(_stat(c, "max")),
+                value.quantile(0.05, interpolation="linear").alias(_stat(c, "q05")),
+                value.quantile(0.95, interpolation="linear").alias(_stat(c, "q95")),
+                ns.len().cast(ns.Int64).alias(_stat(c, "n_pairs")),
+                value.null_count().cast(ns.Int64).alias(_stat(c, "n_undefined")),
+                ns.col(_stat(c, "nan")).sum().alias(_stat(c, "nan")),
+            ]
+        return written
+
     def nan_flags(ns: Any) -> list[Any]:
         return [ns.col(c).is_nan().cast(ns.Int64).alias(_stat(c, "nan")) for c in columns]
 
     # the mean and std exact, so that they have the same bits whatever the pairs' order
     flagged = native_step(values, "with_columns", nan_flags)
-    stats = exact_means(flagged, keys, columns, *aggregations, spread=True).rename(
+    stats = exact_means(flagged, keys, columns, also=aggregations, spread=True).rename(
         {
             name: _stat(c, stat)
             for c in columns

@@ -135,7 +135,7 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
         ),
         keys,
         [_SAMPLES, _ERRORS_A, _ERRORS_B, _CHANCE],
-        *(nw.col(name).sum().cast(nw.Int64) for name in predicts),
+        also=lambda ns: [ns.col(name).sum().cast(ns.Int64) for name in predicts],
     )
     both = cached(_both_wrong(runs, by_class=cells))
     joint = exact_sums(
