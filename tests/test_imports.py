@@ -43,7 +43,7 @@ LAYERS = (
     ("frameaudit.exceptions", "frameaudit._docs"),
     ("frameaudit._kernels",),
     ("frameaudit._expr", "frameaudit._combos"),
-    ("frameaudit._engine.text",),
+    ("frameaudit._engine.text", "frameaudit._engine.native"),
     ("frameaudit._engine.checks", "frameaudit._engine.plans"),
     ("frameaudit._engine.convert",),
     ("frameaudit._engine.kernels",),

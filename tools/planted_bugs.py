@@ -184,6 +184,20 @@ BUGS = (
         'undefined=f"{labels[0].name}_{UNDEFINED}"',
         ("tests/report/test_clustering_report.py",),
     ),
+    Bug(
+        "the merged proof counts no nulls in a role column (Polars' own expressions)",
+        "frameaudit/_validate.py",
+        "            count=lambda ns: ns.col(column).null_count(),\n",
+        "            count=lambda ns: ns.col(column).null_count() * 0,\n",
+        ("tests/fair/test_ranking_errors.py",),
+    ),
+    Bug(
+        "order cohesion's proof misses a group that lacks an overall feature",
+        "frameaudit/explain/cohesion.py",
+        "(ns.col(_DISTINCT) != rows) | (rows != rsize)",
+        "(ns.col(_DISTINCT) != rows)",
+        ("tests/explain/test_cohesion.py",),
+    ),
 )
 
 

@@ -60,6 +60,7 @@ from frameaudit._engine.kernels import (
     require_kernel_engine,
     run_kernel,
 )
+from frameaudit._engine.native import native_step
 from frameaudit._engine.plans import (
     PROVED,
     FastPlan,
@@ -68,7 +69,6 @@ from frameaudit._engine.plans import (
     count_distinct,
     exact_means,
     exact_sums,
-    native_step,
     order_marks,
     order_within,
     per_order,

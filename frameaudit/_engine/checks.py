@@ -31,7 +31,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit._engine.plans import Written, native_step
+from frameaudit._engine.native import Written, native_step
 from frameaudit._engine.text import duckdb_name, spark_name, with_reprs
 from frameaudit.exceptions import ENGINE_MARKER, InvalidValueError
 
@@ -119,8 +119,9 @@ class Rule:
     ``message`` gets the number of offending rows and the name of the diagnostics column that
     holds the smallest example value (null without ``example``), and returns the error text.
 
-    ``flag``, ``count`` and ``screen`` are :data:`Written`: the proof, which every call
-    computes, is built in Polars' own expressions on Polars; the diagnostics in narwhals'.
+    ``flag``, ``count`` and ``screen`` are written for either namespace
+    (:data:`~frameaudit._engine.native.Written`): the proof, which every call computes, is
+    built in Polars' own expressions on Polars; the diagnostics in narwhals'.
     """
 
     flag: Written

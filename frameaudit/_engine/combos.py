@@ -14,7 +14,8 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._combos import Combo
-from frameaudit._engine.plans import exact_means, exact_sums, namespace_of, native_step
+from frameaudit._engine.native import namespace_of, native_step
+from frameaudit._engine.plans import exact_means, exact_sums
 from frameaudit._expr import divided_in
 
 __all__ = ["combined"]
@@ -29,7 +30,7 @@ def combined(
     recompute a subplan at each reference read the per-group values once). NaN and null
     propagate: if any V_g of a partition is null or NaN, its result is null; so is a combo over
     fewer than two groups (nothing is compared). The per-row and per-partition steps are
-    written in Polars' own expressions on Polars (:func:`~frameaudit._engine.plans.namespace_of`):
+    written in Polars' own expressions on Polars (:func:`~frameaudit._engine.native.namespace_of`):
     in narwhals' they were a fifth of a call's fixed cost.
     """
     partition = list(partition)

@@ -38,7 +38,8 @@ from frameaudit._engine.checks import (
     merge_rules,
     raise_first,
 )
-from frameaudit._engine.plans import materialized_shared, namespace_of, native_step, sorted_by
+from frameaudit._engine.native import namespace_of, native_step
+from frameaudit._engine.plans import materialized_shared, sorted_by
 from frameaudit.exceptions import (
     ColumnNotFoundError,
     InvalidDtypeError,

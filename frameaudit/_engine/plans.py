@@ -32,21 +32,20 @@ import functools
 import operator
 import re
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import narwhals.stable.v2 as nw
 import polars as pl
 
+from frameaudit._engine.native import Written, aggregated, namespace_of, native_step, stepped
 from frameaudit._engine.text import duckdb_name, spark_name
-from frameaudit._expr import WHOLE, aggregate, hashed_keys, joined_on
+from frameaudit._expr import aggregate, hashed_keys, joined_on
 
 __all__ = [
     "PROVED",
     "FastPlan",
-    "Written",
-    "aggregated",
     "agreement_screen",
     "cached",
     "count_distinct",
@@ -54,8 +53,6 @@ __all__ = [
     "exact_sums",
     "join_small",
     "materialized_shared",
-    "namespace_of",
-    "native_step",
     "order_marks",
     "order_within",
     "per_order",
@@ -66,26 +63,6 @@ __all__ = [
     "sorted_screen",
     "sum_before",
 ]
-
-
-Written = Callable[[Any], Any]
-"""Expressions written for either namespace: given narwhals' (``nw``) or Polars' own (``pl``,
-:func:`native_step`), a function that returns that namespace's expression (a rule's flag:
-``lambda ns: ns.col("a").is_null()``) or list of them (aggregations:
-``lambda ns: [ns.len()]``)."""
-
-
-def stepped(frame: nw.LazyFrame[Any], native: pl.LazyFrame) -> nw.LazyFrame[Any]:
-    """``native``, a step on ``frame``'s own Polars plan, as a narwhals frame like ``frame``.
-
-    narwhals' wrapper rewrapped (its compliant frame's ``_with_native``), as narwhals' own
-    steps do: ``nw.from_native`` inspects the object anew and cost five times as much
-    (27 against 5 µs, a few dozen times a call).
-    """
-    rewrapped: nw.LazyFrame[Any] = frame._with_compliant(
-        frame._compliant_frame._with_native(native)
-    )
-    return rewrapped
 
 
 def cached(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -451,7 +428,8 @@ def exact_sums(
     """Per ``keys``, each column of ``columns`` summed (named as the column), with ``also``.
 
     ``also`` writes further aggregations for either namespace (``lambda ns: [ns.len()]``):
-    the whole aggregation is built in Polars' own expressions on Polars (:func:`aggregated`).
+    the whole aggregation is built in Polars' own expressions on Polars
+    (:func:`~frameaudit._engine.native.aggregated`).
 
     A float sum depends on the order of its terms, and Polars and DuckDB keep none: they add
     partial sums in the order their threads finish, and a grouped result comes out in hash
@@ -530,51 +508,6 @@ def exact_sums(
     helpers = [f"__fa_m{i}" for i in range(len(floats))]
     helpers += [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
     return native_step(summed, "with_columns", totals).drop(*helpers)
-
-
-def aggregated(
-    frame: nw.LazyFrame[Any], keys: Sequence[str], columns: Written
-) -> nw.LazyFrame[Any]:
-    """:func:`~frameaudit._expr.aggregate` of the aggregations ``columns`` writes.
-
-    ``columns`` is a :data:`Written` (a function of the namespace): on Polars it gets Polars'
-    own, as :func:`native_step` does, and the aggregation is built as ``aggregate`` builds it.
-    """
-    if frame.implementation is not nw.Implementation.POLARS:
-        return aggregate(frame, keys, *columns(nw))
-    native: pl.LazyFrame = frame.to_native()
-    hashed, written = hashed_keys(keys), columns(pl)
-    grouped = native.group_by(hashed).agg(*written) if hashed else native.select(*written)
-    whole = grouped.with_columns(pl.lit(0).alias(WHOLE)) if WHOLE in keys else grouped
-    return stepped(frame, whole)
-
-
-def namespace_of(frame: nw.LazyFrame[Any]) -> Any:
-    """The namespace to write ``frame``'s next step in: Polars' own on Polars, else narwhals.
-
-    Polars' expressions cost a fifth of narwhals' to build (a call's fixed cost); the same
-    code writes both, through :func:`native_step`.
-    """
-    return pl if frame.implementation is nw.Implementation.POLARS else nw
-
-
-def native_step(
-    frame: nw.LazyFrame[Any],
-    method: Literal["select", "with_columns", "filter"],
-    columns: Iterable[Any] | Callable[[Any], Iterable[Any]],
-) -> nw.LazyFrame[Any]:
-    """``frame.select``, ``.with_columns`` or ``.filter`` of expressions of :func:`namespace_of`.
-
-    ``columns``: the expressions, or a function that writes them in the namespace it is
-    given (how a family writes such a step: ``lambda ns: [ns.col("a") + 1]``).
-    """
-    if callable(columns):
-        columns = columns(namespace_of(frame))
-    if frame.implementation is nw.Implementation.POLARS:
-        native: pl.LazyFrame = getattr(frame.to_native(), method)(*columns)
-        return stepped(frame, native)
-    result: nw.LazyFrame[Any] = getattr(frame, method)(*columns)
-    return result
 
 
 def exact_means(
@@ -915,10 +848,10 @@ def running_along(
     the sum of the term ``running`` over the rows before it. ``totals``, where the engine
     gives it, is the table of :func:`_sums_along`, whose row of order n holds a partition's
     term totals; without it ``then`` sums the rows' terms. ``then`` must aggregate (its result
-    is small), and include ``carried`` in each of its aggregations: each (a :data:`Written`) is
-    the smallest value of a column of its own name, the same whether it aggregates rows or
-    aggregates. The ranks
-    must be distinct within a partition (a check of the caller's).
+    is small), and include ``carried`` in each of its aggregations: each (a
+    :data:`~frameaudit._engine.native.Written`) is the smallest value of a column of its own
+    name, the same whether it aggregates rows or aggregates. The ranks must be distinct within
+    a partition (a check of the caller's).
 
     Where every partition's rows come sorted and its ranks are 1 … n, as a log's usually do,
     one pass along each partition (:func:`_runs_along`) gives the orders, counts and running

@@ -39,7 +39,8 @@ from typing import Any
 import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source
-from frameaudit._engine.plans import cached, exact_sums, join_small, namespace_of, native_step
+from frameaudit._engine.native import namespace_of, native_step
+from frameaudit._engine.plans import cached, exact_sums, join_small
 from frameaudit._expr import (
     WHOLE,
     aggregate,
@@ -206,7 +207,7 @@ def requested_bootstrap(ci: float | None, n_boot: int, seed: int) -> Bootstrap |
 def _permute(ns: Any, x: Any) -> Any:
     """The quadratic-residue permutation of [0, p): x² mod p, or p − (x² mod p) above p/2.
 
-    In the expressions of ``ns`` (:func:`~frameaudit._engine.plans.namespace_of`), as every
+    In the expressions of ``ns`` (:func:`~frameaudit._engine.native.namespace_of`), as every
     step of the draws: each call with ``ci=`` builds them.
     """
     square = (x * x) % _P
@@ -624,7 +625,7 @@ def _coefficients(
 ) -> nw.LazyFrame[Any]:
     """f_1, the observed numerator, β and γ of :class:`DistinctSizes`, per cell.
 
-    The per-cell steps in the expressions of :func:`~frameaudit._engine.plans.namespace_of`.
+    The per-cell steps in the expressions of :func:`~frameaudit._engine.native.namespace_of`.
     """
     joined = counts.join(moments, on=cell, how="left")
     ns = namespace_of(joined)
