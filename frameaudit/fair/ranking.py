@@ -444,7 +444,7 @@ def _per_group(
     sums: nw.LazyFrame[Any],
     metric: str,
     denominator: Literal["size", "sum", "one"],
-) -> nw.LazyFrame[Any]:
+) -> tuple[nw.LazyFrame[Any], bool]:
     """V_g = num / den and n_g per (estimate, group) over the group universe.
 
     ``sums`` holds, per (estimate, group) that occurs, the summed numerator ``_NUM``, the
@@ -452,11 +452,12 @@ def _per_group(
     a mapping the group size ``_SIZE``. Every group of the universe (the mapping's, with its
     sizes) has a row in every estimate: one that no row (or no drawn ranking) holds has zero
     sums and, without a mapping, size 0, so that its V_g is 0, or null where it is 0/0.
+    Also whether the values come with n_g (``_SIZE``): the mapping's, or ``sums``'.
     """
     estimation = prep.estimation
     keys = [*estimation.estimates, *prep.groups]
     schema = sums.collect_schema()
-    filled = [nw.col(c).fill_null(0.0) for c in (_NUM, _ROWS, _DEN, _SIZE) if c in schema]
+    filled = [c for c in (_NUM, _ROWS, _DEN, _SIZE) if c in schema]
     if prep.mapping is not None:
         # a group's fixed size: its items (soft groups: their weights in it)
         counted = nw.col(SHARE).sum() if prep.aligned else nw.len()
@@ -473,8 +474,8 @@ def _per_group(
     if prep.mapping is None:
         universe = prep.universe if prep.universe is not None else seen.select(prep.groups).unique()
     sums = estimation.grid(seen).join(universe, how="cross").join(sums, on=keys, how="left")
-    sums = sums.with_columns(*filled)
-    sized = _SIZE in sums.collect_schema()
+    sums = native_step(sums, "with_columns", lambda ns: [ns.col(c).fill_null(0.0) for c in filled])
+    sized = prep.mapping is not None or _SIZE in schema  # (a schema costs a plan's resolution)
     fractional = estimation.weight or prep.aligned
 
     def columns(ns: Any) -> list[Any]:  # in Polars' own expressions on Polars (native_step)
@@ -483,18 +484,23 @@ def _per_group(
         size = ns.col(_SIZE).cast(ns.Float64 if fractional else ns.Int64).alias(_SIZE)
         return [*shown, size] if sized else shown
 
-    return native_step(sums, "select", columns)
+    return native_step(sums, "select", columns), sized
 
 
 def _finish(
-    prep: _Prepared, per_group: nw.LazyFrame[Any], metric: str, combo: Combos | None
+    prep: _Prepared,
+    per_group: nw.LazyFrame[Any],
+    metric: str,
+    combo: Combos | None,
+    *,
+    sized: bool,
 ) -> Any:
-    """The combo(s) of the per-group values, or the values with the sizes ``n``.
+    """The combo(s) of the per-group values, or the values with the sizes ``n`` (``sized``).
 
     :meth:`~frameaudit._engine.Estimation.grouped`, in the caller's kind.
     """
     # the size shows as n with the per-group values (with a combo, n may be a by column's name)
-    sized = combo is None and _SIZE in per_group.collect_schema()
+    sized = combo is None and sized
     values = per_group.rename({_SIZE: "n"}) if sized else per_group
     return prep.estimation.grouped(
         values, prep.groups, [metric], combo, also=["n"] if sized else [], checks=prep.checks
@@ -673,7 +679,8 @@ def _pooled_metric(
         sums = _over_units(prep, rows, prep.groups, list(columns))
         if sized:
             sums = _with_sizes(prep, sums)
-    return _finish(prep, _per_group(prep, sums, metric, denominator), metric, combo)
+    per_group, sized = _per_group(prep, sums, metric, denominator)
+    return _finish(prep, per_group, metric, combo, sized=sized)
 
 
 @registered("ranking", "group", unit=UNITS, options=("size",))
@@ -1265,7 +1272,8 @@ def arp(
     if combo is None:
         # the replicates' sizes are not shown (ARP's V_g does not divide by them)
         sums = _with_sizes(prep, sums)
-    return _finish(prep, _per_group(prep, sums, "arp", "sum"), "arp", combo)
+    per_group, sized = _per_group(prep, sums, "arp", "sum")
+    return _finish(prep, per_group, "arp", combo, sized=sized)
 
 
 def _arp_per_ranking(
@@ -1984,7 +1992,8 @@ def ndcg(
     cell = [*prep.estimation.partition, *prep.groups]
     sizes = exact_sums(terms.with_columns(nw.col(_DEN).alias(_SIZE)), cell, [_SIZE])
     sums = sums.join(sizes, on=cell, how="left")
-    return _finish(prep, _per_group(prep, sums, "ndcg", "sum"), "ndcg", combo)
+    values, sized = _per_group(prep, sums, "ndcg", "sum")
+    return _finish(prep, values, "ndcg", combo, sized=sized)
 
 
 def _gained(grade: nw.Expr, gain: Gain) -> nw.Expr:
