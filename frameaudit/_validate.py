@@ -50,6 +50,7 @@ __all__ = [
     "finite",
     "first_offender",
     "group_value",
+    "has_rows",
     "in_range",
     "magnitudes",
     "no_nulls",
@@ -214,9 +215,14 @@ def proven(proof: nw.LazyFrame[Any], holds: Proof, check: Callable[[], Check]) -
 
 def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
     """The frame has at least one row."""
+    return has_rows(frame, f"{metric}: the frame has no rows")
+
+
+def has_rows(frame: nw.LazyFrame[Any], error: str) -> Check:
+    """``frame`` has at least one row, else ``error`` (a row rule, in the one pass over it)."""
 
     def message(_: nw.Expr, __: str) -> nw.Expr:
-        return nw.lit(f"{metric}: the frame has no rows")
+        return nw.lit(error)
 
     rule = Rule(lambda ns: ns.lit(value=True), message, count=lambda ns: ns.len(), absent=True)
     return Check.of_rules(frame, rule)

@@ -456,12 +456,12 @@ def exact_sums(
         floats = [c for c in columns if schema[c].is_float()]
     floats = list(floats)
 
-    def plain(ns: Any) -> list[Any]:
+    def others(ns: Any) -> list[Any]:  # the columns summed as they are, and ``also``
         summed = [ns.col(c).sum() for c in columns if c not in floats]
         return summed + list(also(ns) if also else [])
 
     if not floats:
-        return aggregated(frame, keys, plain)
+        return aggregated(frame, keys, others)
     # The per-row and per-group steps are written once for either namespace (expressions)
     ns = namespace_of(frame)
     on_polars = ns is pl
@@ -490,7 +490,7 @@ def exact_sums(
     def sums(ns: Any) -> list[Any]:
         terms = [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
         return [
-            *plain(ns),
+            *others(ns),
             *(ns.col(t).sum() for t in terms),
             *(ns.col(c).sum() for c in floats),
             *(ns.col(c).abs().max().alias(f"__fa_m{i}") for i, c in enumerate(floats)),

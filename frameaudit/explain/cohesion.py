@@ -275,8 +275,8 @@ def _rankings(
         # so Polars runs it below the two filters).
         ranked = _ranked(lf, window, feature, importance, alpha)
         groups = native_step(ranked, "filter", lambda ns: [ns.col(group) != overall])
-        is_overall = native_step(ranked, "filter", lambda ns: [ns.col(group) == overall])
-        reference = _reference(is_overall, by_names, feature, k, alpha)
+        overall_rows = native_step(ranked, "filter", lambda ns: [ns.col(group) == overall])
+        reference = _reference(overall_rows, by_names, feature, k, alpha)
         missing_overall = _overall_missing(lf, reference, by_names, group, overall)
     else:
         overall_frame, overall_checks = _overall_frame(

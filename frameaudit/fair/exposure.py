@@ -656,15 +656,8 @@ def _some_relevant(kept: nw.LazyFrame[Any], complete: bool) -> validate.Check:
     found = "no judgment" if complete else "no judgment with a grade above 0 (a relevant item)"
     hint = "" if complete else "; complete=True counts the items graded 0 too"
 
-    def message(_: nw.Expr, __: str) -> nw.Expr:
-        return nw.lit(
-            f"judgments=: expected a query with a judgment to evaluate, found {found}{hint}"
-        )
-
-    rule = validate.Rule(
-        lambda ns: ns.lit(value=True), message, count=lambda ns: ns.len(), absent=True
-    )
-    return validate.Check.of_rules(kept, rule)
+    error = f"judgments=: expected a query with a judgment to evaluate, found {found}{hint}"
+    return validate.has_rows(kept, error)
 
 
 def _exposures(call: _Call, run: nw.LazyFrame[Any], kept: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
