@@ -721,6 +721,34 @@ def test_a_report_is_the_same_bytes_on_every_run(
         assert build(shuffled).to_json() == first
 
 
+@pytest.mark.parametrize("builder", ["ranking", "clustering", "repro", "explain"])
+def test_a_report_is_the_same_bytes_with_polars_full_optimizer_and_without(
+    builder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small eager input runs with Polars' pushdowns only (``Source.optimizations``): a
+    report, its intervals included, is the same bytes with every pass."""
+    from frameaudit._engine import convert
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    frame, build = _rerun_inputs()[builder]
+    chosen = convert.Source.optimizations
+    used: list[pl.QueryOptFlags] = []
+
+    def recorded(source: Any, replicates: int = 0) -> pl.QueryOptFlags:
+        used.append(chosen(source, replicates))
+        return used[-1]
+
+    monkeypatch.setattr(convert.Source, "optimizations", recorded)
+    seen = []
+    for threshold in (0, 10**12):  # every plan fully optimized; every plan pushdowns only
+        monkeypatch.setattr(convert, "_FULLY_OPTIMIZED_FROM_ROWS", threshold)
+        used.clear()
+        seen.append(build(frame).to_json())
+        assert used
+        assert {flags.comm_subplan_elim for flags in used} == {threshold == 0}
+    assert seen[0] == seen[1]
+
+
 @pytest.mark.parametrize("family", ["ranking", "repro"])
 def test_intervals_are_the_same_bits_on_every_duckdb_run(family: str) -> None:
     boot = {"ci": 0.9, "n_boot": 20, "seed": 0}
