@@ -121,6 +121,6 @@ def log1p(ns: Any, x: Any) -> Any:
     return ns.when(u == 1.0).then(x).otherwise(u.log() * x / (u - 1.0))
 
 
-def discount(position: nw.Expr) -> nw.Expr:
-    """The logarithmic position discount 1/log2(k+1)."""
-    return 1.0 / (position.cast(nw.Float64) + 1.0).log(base=2)
+def discount(position: Any, ns: Any = nw) -> Any:
+    """The logarithmic position discount 1/log2(k+1), an expression of ``ns``."""
+    return 1.0 / (position.cast(ns.Float64) + 1.0).log(base=2)

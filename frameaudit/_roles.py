@@ -158,8 +158,10 @@ def bind(
     owner = owners(columns, sharing=sharing, outputs=outputs)
     # each column once, named after the first role that binds it (for error messages)
     source = to_engine(frame, owner, frame_name=frame_name)
-    for role in roles:
-        if role.dtype is not None:
+    typed = [(role, role.dtype) for role in roles if role.dtype is not None]
+    if typed:
+        schema = source.frame.collect_schema()
+        for role, dtype in typed:
             for name in columns[role.parameter]:
-                validate.require_dtype(source.frame, name, role.parameter, role.dtype)
+                validate.require_dtype(schema, name, role.parameter, dtype)
     return Bound(source, columns)

@@ -145,9 +145,16 @@ _KIND_NAMES = {
 }
 
 
-def require_dtype(frame: nw.LazyFrame[Any], column: str, parameter: str, kind: str) -> None:
-    """Raise unless ``column`` has a dtype of ``kind`` ("numeric", "integer" or "key")."""
-    dtype = frame.collect_schema()[column]
+def require_dtype(
+    frame: nw.LazyFrame[Any] | Mapping[str, Any], column: str, parameter: str, kind: str
+) -> None:
+    """Raise unless ``column`` has a dtype of ``kind`` ("numeric", "integer" or "key").
+
+    ``frame``: the frame, or its schema where several columns are checked (a plan's schema
+    costs a resolution each time it is asked for).
+    """
+    schema = frame if isinstance(frame, Mapping) else frame.collect_schema()
+    dtype = schema[column]
     if not _KINDS[kind](dtype):
         polars_dtype, pandas_dtype = _CASTS[kind]
         msg = (

@@ -8,7 +8,7 @@ finishes a call with them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -22,12 +22,18 @@ __all__ = ["combined"]
 
 
 def combined(
-    per_group: nw.LazyFrame[Any], partition: Sequence[str], value: str, combos: Sequence[Combo]
+    per_group: nw.LazyFrame[Any],
+    partition: Sequence[str],
+    value: str,
+    combos: Sequence[Combo],
+    *,
+    names: Mapping[str, str] | None = None,
 ) -> nw.LazyFrame[Any]:
     """Combine per-group values V (column ``value``) into each of ``combos``, per partition.
 
-    One aggregation over ``per_group`` gives every combo a column named after it (engines that
-    recompute a subplan at each reference read the per-group values once). NaN and null
+    One aggregation over ``per_group`` gives every combo a column named after it, or as
+    ``names`` maps it (engines that recompute a subplan at each reference read the per-group
+    values once). NaN and null
     propagate: if any V_g of a partition is null or NaN, its result is null; so is a combo over
     fewer than two groups (nothing is compared). The per-row and per-partition steps are
     written in Polars' own expressions on Polars (:func:`~frameaudit._engine.native.namespace_of`):
@@ -90,7 +96,10 @@ def combined(
         [
             *partition,
             *(
-                ns.when(undefined | c(combo).is_nan()).then(null).otherwise(c(combo)).alias(combo)
+                ns.when(undefined | c(combo).is_nan())
+                .then(null)
+                .otherwise(c(combo))
+                .alias((names or {}).get(combo, combo))
                 for combo in combos
             ),
         ],

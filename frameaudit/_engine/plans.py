@@ -34,7 +34,7 @@ import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import narwhals.stable.v2 as nw
 import polars as pl
@@ -449,7 +449,7 @@ def exact_sums(
     ``floats``: the float columns among ``columns``, where the caller knows them (the schema
     of a long plan costs a tenth of a millisecond or more to resolve); else from the schema.
     """
-    if frame.implementation not in _FIXED:
+    if frame.implementation not in _FIXED or not columns:
         floats = []
     elif floats is None:
         schema = frame.collect_schema()
@@ -462,9 +462,33 @@ def exact_sums(
 
     if not floats:
         return aggregated(frame, keys, others)
-    # The per-row and per-group steps are written once for either namespace (expressions)
-    ns = namespace_of(frame)
-    on_polars = ns is pl
+    written = _fixed_point(tuple(floats), namespace_of(frame) is pl)
+    scaled = native_step(frame, "with_columns", written.scaled)
+    summed = aggregated(scaled, keys, lambda ns: [*others(ns), *written.sums])
+    return native_step(summed, "with_columns", written.totals).drop(*written.helpers)
+
+
+class _FixedPoint(NamedTuple):
+    """:func:`exact_sums`' expressions for some float columns, in one namespace."""
+
+    scaled: tuple[Any, ...]
+    """Per row: each column's fixed-point term at each scale of :data:`_WINDOWS` (Int128)."""
+    sums: tuple[Any, ...]
+    """Per group: the terms' sums, the float sums and each column's largest magnitude."""
+    totals: tuple[Any, ...]
+    """Per group: each column's total, from the scale its largest magnitude falls in."""
+    helpers: tuple[str, ...]
+    """The columns the totals are computed from."""
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_point(floats: tuple[str, ...], on_polars: bool) -> _FixedPoint:
+    """The expressions of :func:`exact_sums` for ``floats``, in Polars' own or narwhals'.
+
+    Built once per call shape (expressions are immutable): the dozens of literals they hold
+    cost a fifth of a small call's plan to build anew each time.
+    """
+    ns = pl if on_polars else nw
     int128, float64 = (pl.Int128, pl.Float64) if on_polars else (nw.Int128(), nw.Float64)
 
     def term(i: int, j: int) -> str:
@@ -474,40 +498,30 @@ def exact_sums(
         value = ns.col(column)
         return value.fill_nan(0.0) if on_polars else value
 
-    scaled = native_step(
-        frame,
-        "with_columns",
-        (
-            (finite(c) * 2.0**scale)
-            .clip(-(2.0**86), 2.0**86)  # beyond it the group is outside the window
-            .cast(int128)
-            .alias(term(i, j))
-            for i, c in enumerate(floats)
-            for j, scale in enumerate(_WINDOWS)
-        ),
+    scaled = tuple(
+        (finite(c) * 2.0**scale)
+        .clip(-(2.0**86), 2.0**86)  # beyond it the group is outside the window
+        .cast(int128)
+        .alias(term(i, j))
+        for i, c in enumerate(floats)
+        for j, scale in enumerate(_WINDOWS)
     )
-
-    def sums(ns: Any) -> list[Any]:
-        terms = [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
-        return [
-            *others(ns),
-            *(ns.col(t).sum() for t in terms),
-            *(ns.col(c).sum() for c in floats),
-            *(ns.col(c).abs().max().alias(f"__fa_m{i}") for i, c in enumerate(floats)),
-        ]
-
-    summed = aggregated(scaled, keys, sums)
+    terms = tuple(term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS)))
+    maxes = tuple(f"__fa_m{i}" for i in range(len(floats)))
+    sums = (
+        *(ns.col(t).sum() for t in terms),
+        *(ns.col(c).sum() for c in floats),
+        *(ns.col(c).abs().max().alias(m) for c, m in zip(floats, maxes, strict=True)),
+    )
     totals = []
     for i, c in enumerate(floats):
         total = ns.col(c)  # the float sum
         for j, scale in reversed(list(enumerate(_WINDOWS))):
-            inside = (ns.col(f"__fa_m{i}") * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
+            inside = (ns.col(maxes[i]) * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
             exact = ns.col(term(i, j)).cast(float64) * 2.0**-scale
             total = ns.when(ns.col(c).is_finite() & inside).then(exact).otherwise(total)
         totals.append(total.alias(c))
-    helpers = [f"__fa_m{i}" for i in range(len(floats))]
-    helpers += [term(i, j) for i in range(len(floats)) for j in range(len(_WINDOWS))]
-    return native_step(summed, "with_columns", totals).drop(*helpers)
+    return _FixedPoint(scaled, sums, tuple(totals), maxes + terms)
 
 
 def exact_means(

@@ -114,7 +114,8 @@ class _Prepared:
 
     def point_weight(self) -> nw.Expr:
         """A point's weight (``weight=``), else 1 (Int64)."""
-        return self.estimation.unit_weight(integer=True)
+        weight: nw.Expr = self.estimation.unit_weight(integer=True)
+        return weight
 
 
 def _check_group_values(dtype: Any, group: str, values: dict[str, Any]) -> None:

@@ -391,9 +391,10 @@ def _over_units(
     """The columns ``sums`` summed per (estimate, ``keys``): over the rankings' rows.
 
     With a bootstrap normalised to the partition's number of rankings: totals (ERBE, IAA, V_g
-    over a mapping's fixed size, the distinct-item sizes) are among the ranking metrics.
+    over a mapping's fixed size, the distinct-item sizes) are among the ranking metrics. Every
+    sum is Float64: a term times the (Float64) unit weight.
     """
-    return prep.estimation.summed(frame, keys, sums, normalised=True)
+    return prep.estimation.summed(frame, keys, sums, normalised=True, floats=True)
 
 
 def _weighted_terms(
@@ -436,46 +437,38 @@ def _with_sizes(prep: _Prepared, sums: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     if prep.size == "items":
         assert prep.item is not None
         return prep.estimation.sized(sums, prep.frame, prep.groups, item=prep.item, name=_SIZE)
-    return sums.with_columns(nw.col(_ROWS).alias(_SIZE))
+    return native_step(sums, "with_columns", lambda ns: [ns.col(_ROWS).alias(_SIZE)])
 
 
 def _per_group(
     prep: _Prepared,
     sums: nw.LazyFrame[Any],
+    summed: Sequence[str],
     metric: str,
     denominator: Literal["size", "sum", "one"],
 ) -> tuple[nw.LazyFrame[Any], bool]:
     """V_g = num / den and n_g per (estimate, group) over the group universe.
 
-    ``sums`` holds, per (estimate, group) that occurs, the summed numerator ``_NUM``, the
-    weighted row count ``_ROWS``, for ``denominator="sum"`` the summed ``_DEN``, and without
-    a mapping the group size ``_SIZE``. Every group of the universe (the mapping's, with its
-    sizes) has a row in every estimate: one that no row (or no drawn ranking) holds has zero
-    sums and, without a mapping, size 0, so that its V_g is 0, or null where it is 0/0.
-    Also whether the values come with n_g (``_SIZE``): the mapping's, or ``sums``'.
+    ``sums`` holds, per (estimate, group) that occurs, the columns ``summed``: the summed
+    numerator ``_NUM``, the weighted row count ``_ROWS``, for ``denominator="sum"`` the summed
+    ``_DEN``, and without a mapping perhaps the group size ``_SIZE``. Every group of the
+    universe (the mapping's, with its sizes) has a row in every estimate: one that no row (or
+    no drawn ranking) holds has zero sums and, without a mapping, size 0, so that its V_g is
+    0, or null where it is 0/0. Also whether the values come with n_g (``_SIZE``): the
+    mapping's, or ``sums``'.
     """
     estimation = prep.estimation
     keys = [*estimation.estimates, *prep.groups]
-    schema = sums.collect_schema()
-    filled = [c for c in (_NUM, _ROWS, _DEN, _SIZE) if c in schema]
+    universe = prep.universe
     if prep.mapping is not None:
         # a group's fixed size: its items (soft groups: their weights in it)
         counted = nw.col(SHARE).sum() if prep.aligned else nw.len()
         universe = prep.mapping.group_by(prep.groups).agg(counted.alias(_SIZE))
         sums = sums.drop(_SIZE, strict=False)
-    # The grid. Without a bootstrap, from the sums (small, cached): a scan of the rows for it
-    # was one more branch reading them, and Polars' streaming engine held the rows between
-    # that fast branch and the sums (EXP on 10^8 rows peaked at 2.5 GiB, 0.57 so). With one,
-    # from two small scans of the data, so that ``sums`` (the replicates') is read once.
-    seen = prep.frame
-    if estimation.bootstrap is None:
-        sums = cached(sums)
-        seen = sums
-    if prep.mapping is None:
-        universe = prep.universe if prep.universe is not None else seen.select(prep.groups).unique()
-    sums = estimation.grid(seen).join(universe, how="cross").join(sums, on=keys, how="left")
+    sums = estimation.completed(sums, prep.frame, prep.groups, cells=universe)
+    filled = [c for c in summed if c != _SIZE or prep.mapping is None]
     sums = native_step(sums, "with_columns", lambda ns: [ns.col(c).fill_null(0.0) for c in filled])
-    sized = prep.mapping is not None or _SIZE in schema  # (a schema costs a plan's resolution)
+    sized = prep.mapping is not None or _SIZE in summed
     fractional = estimation.weight or prep.aligned
 
     def columns(ns: Any) -> list[Any]:  # in Polars' own expressions on Polars (native_step)
@@ -596,7 +589,7 @@ def _pooled_metric(
     frame: Any,
     metric: str,
     *,
-    numerator: nw.Expr,
+    numerator: validate.Written,
     denominator: Literal["size", "sum", "one"],
     rank: str,
     group: Names,
@@ -655,14 +648,19 @@ def _pooled_metric(
         prep.checks.append(
             validate.binary(prep.frame, values["relevance"], "relevance", metric.upper())
         )
-    weighted = prep.estimation.unit_weight()
-    if prep.aligned:
-        weighted = weighted * nw.col(SHARE)
-    columns = {_NUM: numerator.cast(nw.Float64) * weighted, _ROWS: weighted}
-    if denominator == "sum":
-        columns[_DEN] = nw.col(values["relevance"]).cast(nw.Float64) * weighted
+    columns = [_NUM, _ROWS, *([_DEN] if denominator == "sum" else [])]
+
+    def terms(ns: Any) -> list[Any]:  # per row, in Polars' own expressions on Polars
+        weighted = prep.estimation.unit_weight(ns=ns)
+        if prep.aligned:
+            weighted = weighted * ns.col(SHARE)
+        written = [numerator(ns).cast(ns.Float64) * weighted, weighted]
+        if denominator == "sum":
+            written.append(ns.col(values["relevance"]).cast(ns.Float64) * weighted)
+        return [term.alias(name) for term, name in zip(written, columns, strict=True)]
+
     sized = denominator == "size" or combo is None
-    rows = prep.frame.with_columns(*(expr.alias(name) for name, expr in columns.items()))
+    rows = native_step(prep.frame, "with_columns", terms)
     if denominator == "size" and prep.size == "items" and prep.mapping is None:
         # V_g divides by the distinct items: a replicate's own (summed in the same pass)
         assert prep.item is not None
@@ -679,7 +677,8 @@ def _pooled_metric(
         sums = _over_units(prep, rows, prep.groups, list(columns))
         if sized:
             sums = _with_sizes(prep, sums)
-    per_group, sized = _per_group(prep, sums, metric, denominator)
+    summed = [*columns, _SIZE] if sized and prep.mapping is None else list(columns)
+    per_group, sized = _per_group(prep, sums, summed, metric, denominator)
     return _finish(prep, per_group, metric, combo, sized=sized)
 
 
@@ -804,7 +803,7 @@ def exp(
     return _pooled_metric(
         frame,
         "exp",
-        numerator=discount(nw.col(rank)),
+        numerator=lambda ns: discount(ns.col(rank), ns),
         denominator="size",
         rank=rank,
         group=group,
@@ -862,7 +861,7 @@ def expu(
     return _pooled_metric(
         frame,
         "expu",
-        numerator=discount(nw.col(rank)),
+        numerator=lambda ns: discount(ns.col(rank), ns),
         denominator="sum",
         rank=rank,
         group=group,
@@ -920,7 +919,7 @@ def expru(
     return _pooled_metric(
         frame,
         "expru",
-        numerator=nw.col(ctr),
+        numerator=lambda ns: ns.col(ctr),
         denominator="sum",
         rank=rank,
         group=group,
@@ -981,8 +980,10 @@ def awrf(
     [31.25, 15.625]
     """
     p = float(p)
-    position = nw.col(rank).cast(nw.Float64)
-    attention = 100.0 * p * (nw.lit(1.0 - p) ** (position - 1.0))
+
+    def attention(ns: Any) -> Any:
+        return 100.0 * p * (ns.lit(1.0 - p) ** (ns.col(rank).cast(ns.Float64) - 1.0))
+
     return _pooled_metric(
         frame,
         "awrf",
@@ -1004,10 +1005,9 @@ def awrf(
     )
 
 
-def _rbp_weight(rank: str, decay: float) -> nw.Expr:
+def _rbp_weight(rank: str, decay: float) -> validate.Written:
     """(1 − γ)·γ^(k−1), the rank-biased-precision exposure of position k."""
-    position = nw.col(rank).cast(nw.Float64)
-    return (1.0 - decay) * (nw.lit(decay) ** (position - 1.0))
+    return lambda ns: (1.0 - decay) * (ns.lit(decay) ** (ns.col(rank).cast(ns.Float64) - 1.0))
 
 
 @registered("ranking", "group", unit=UNITS, options=("decay",))
@@ -1268,11 +1268,13 @@ def arp(
         lambda rows, order: _arp_per_ranking(prep, rows, order),
         in_memory=prep.estimation.source.in_memory,
     )
-    sums = _over_units(prep, per_ranking, prep.groups, [_NUM, _DEN, _ROWS])
+    summed = [_NUM, _DEN, _ROWS]
+    sums = _over_units(prep, per_ranking, prep.groups, summed)
     if combo is None:
         # the replicates' sizes are not shown (ARP's V_g does not divide by them)
         sums = _with_sizes(prep, sums)
-    per_group, sized = _per_group(prep, sums, "arp", "sum")
+        summed += [_SIZE] if prep.mapping is None else []
+    per_group, sized = _per_group(prep, sums, summed, "arp", "sum")
     return _finish(prep, per_group, "arp", combo, sized=sized)
 
 
@@ -1628,7 +1630,8 @@ def position_weight(rank: str, kind: Discount, patience: float) -> nw.Expr:
     if kind == "log":
         return 1.0 / nw.when(k < 2.0).then(nw.lit(2.0)).otherwise(k).log(base=2)
     if kind == "log2":
-        return discount(nw.col(rank))
+        logarithmic: nw.Expr = discount(nw.col(rank))
+        return logarithmic
     return nw.lit(float(patience)) ** (k - 1.0)
 
 
@@ -1992,7 +1995,7 @@ def ndcg(
     cell = [*prep.estimation.partition, *prep.groups]
     sizes = exact_sums(terms.with_columns(nw.col(_DEN).alias(_SIZE)), cell, [_SIZE])
     sums = sums.join(sizes, on=cell, how="left")
-    values, sized = _per_group(prep, sums, "ndcg", "sum")
+    values, sized = _per_group(prep, sums, [_NUM, _DEN, _SIZE], "ndcg", "sum")
     return _finish(prep, values, "ndcg", combo, sized=sized)
 
 

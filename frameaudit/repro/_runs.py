@@ -143,7 +143,7 @@ class Runs:
         """A row's ``value`` (None: 1) times its sample's weight, to be :meth:`summed`."""
         if not self.has_weights:
             return nw.lit(1, dtype=nw.Int64) if value is None else value
-        weight = self.estimation.unit_weight()
+        weight: nw.Expr = self.estimation.unit_weight()
         return weight if value is None else weight * value
 
     def summed(
