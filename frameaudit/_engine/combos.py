@@ -33,11 +33,11 @@ def combined(
 
     One aggregation over ``per_group`` gives every combo a column named after it, or as
     ``names`` maps it (engines that recompute a subplan at each reference read the per-group
-    values once). NaN and null
-    propagate: if any V_g of a partition is null or NaN, its result is null; so is a combo over
-    fewer than two groups (nothing is compared). The per-row and per-partition steps are
-    written in Polars' own expressions on Polars (:func:`~frameaudit._engine.native.namespace_of`):
-    in narwhals' they were a fifth of a call's fixed cost.
+    values once). NaN and null propagate: if any V_g of a partition is null or NaN, its result
+    is null; so is a combo over fewer than two groups (nothing is compared). The per-row and
+    per-partition steps are written in Polars' own expressions on Polars
+    (:func:`~frameaudit._engine.native.namespace_of`): in narwhals' they were a fifth of a
+    call's fixed cost.
     """
     partition = list(partition)
     ns = namespace_of(per_group)

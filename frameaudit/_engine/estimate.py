@@ -182,6 +182,19 @@ class Estimation:
         cell = [*self.partition, *keys]
         return sums.join(count_distinct(rows, cell, {item: name}), on=cell, how="left")
 
+    def group_sizes(
+        self, rows: nw.LazyFrame[Any], keys: Sequence[str], *, item: str | None, name: str
+    ) -> nw.LazyFrame[Any]:
+        """Per ``keys`` over all of ``rows`` (every partition): each one's size, as ``name``.
+
+        The distinct ``item`` s, else the rows, weighted by their unit weights: a group's size
+        as the group metrics count it, for a reference distribution of the whole frame.
+        """
+        if item is not None:
+            return count_distinct(rows, keys, {item: name})
+        counted = nw.col(self.weight).cast(nw.Float64).sum() if self.weight else nw.len()
+        return aggregate(rows, keys, counted.alias(name))
+
     def summed_sized(
         self,
         rows: nw.LazyFrame[Any],

@@ -44,7 +44,6 @@ from frameaudit._engine import (
     Estimation,
     Estimator,
     cached,
-    count_distinct,
     exact_sums,
     native_step,
     order_marks,
@@ -1457,15 +1456,8 @@ def _reference(prep: _Prepared, target: Target | None, *, listed: bool) -> _Refe
         return _target(prep, target, listed=listed)
     if prep.mapping is not None:
         sizes = prep.mapping.group_by(groups).agg(nw.len().alias("__fa_ng"))
-    elif prep.item is not None:
-        sizes = count_distinct(prep.frame, groups, {prep.item: "__fa_ng"})
     else:
-        rows = (
-            nw.col(prep.estimation.weight).cast(nw.Float64).sum()
-            if prep.estimation.weight
-            else nw.len()
-        )
-        sizes = aggregate(prep.frame, groups, rows.alias("__fa_ng"))
+        sizes = prep.estimation.group_sizes(prep.frame, groups, item=prep.item, name="__fa_ng")
     ng = nw.col("__fa_ng").cast(nw.Float64)
     if prep.universe is not None and prep.mapping is None:
         sizes = prep.universe.join(sizes, on=groups, how="left").with_columns(ng.fill_null(0.0))
