@@ -30,6 +30,7 @@ from frameaudit._engine import (
     is_bool,
     merge_rules,
     native_step,
+    order_marks,
     repeats_within,
     sorted_screen,
     text,
@@ -422,6 +423,19 @@ def _repeating_partitions(
     return per_partition.with_columns(*examples).select(*counts, *first)
 
 
+def screened(
+    frame: nw.LazyFrame[Any], partition: Sequence[str], columns: Sequence[str]
+) -> tuple[nw.LazyFrame[Any], list[str]]:
+    """``frame`` ready for :func:`distinct_within`'s screen of ``columns``; the screened ones.
+
+    Columns that usually come sorted within a partition (positions) are marked on Polars
+    (:func:`~frameaudit._engine.order_marks`), so that their check is one streaming comparison
+    of neighbouring rows. Mark the frame before any other check or step reads it, so that
+    every reader shares the mark; other engines get the frame back unmarked.
+    """
+    return order_marks(frame, partition, columns)
+
+
 def distinct_within(
     frame: nw.LazyFrame[Any],
     partition: Sequence[str],
@@ -438,7 +452,7 @@ def distinct_within(
     of integer values OR-ed per partition: :func:`~frameaudit._engine.repeats_within`),
     far cheaper than grouping by every (partition, value) pair; the diagnostics add the
     first offending partition of each column. The columns in ``screen`` (ones that usually come
-    sorted, such as positions; on Polars, marked by :func:`~frameaudit._engine.order_marks`)
+    sorted, such as positions; on Polars, marked by :func:`screened`)
     are screened first on Polars: rows sorted by (partition, column), strictly
     increasing, have no repeats, which one streaming comparison of neighbouring rows proves.
     Only when a screen fails are the diagnostics computed. The answer never depends on the row

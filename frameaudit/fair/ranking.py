@@ -46,7 +46,6 @@ from frameaudit._engine import (
     cached,
     exact_sums,
     native_step,
-    order_marks,
     order_within,
     per_order,
     running_along,
@@ -230,8 +229,8 @@ def _prepare(
     partition = by_names or [WHOLE]
     rankings = list(dict.fromkeys([*partition, *ranking_names]))
     # positions usually come sorted within a ranking, items seldom; marked before any check
-    # reads the frame, so that every reader shares the mark (engine.order_marks)
-    lf, screen = order_marks(lf, rankings, [rank])
+    # reads the frame, so that every reader shares the mark
+    lf, screen = validate.screened(lf, rankings, [rank])
     checks = [
         validate.non_empty(lf, metric),
         validate.no_nulls(lf, columns),
