@@ -451,7 +451,7 @@ class Estimation:
         if isinstance(combo, str):
             result = self._valued(table, [], columns, (), units=units)
             return self.finish(result, [], checks=checks)
-        picks = {c: (lambda k, c=c: f"__fa_{k}_{c}") for c in columns}
+        picks = {c: (lambda k, c=c: named(k, c)) for c in columns}
         table = long_form(table, estimates, combos, self.source, name=COMBO, picks=picks)
         result = self._valued(table, [COMBO], columns, (), units=units)
         return self.finish(result, [COMBO], checks=checks, listed={COMBO: combos})
