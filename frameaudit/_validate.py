@@ -27,6 +27,7 @@ from frameaudit._engine import (
     Proof,
     Rule,
     Written,
+    first_failed,
     is_bool,
     merge_rules,
     native_step,
@@ -46,14 +47,18 @@ __all__ = [
     "Written",
     "as_names",
     "binary",
+    "counted_message",
     "distinct_within",
     "example_text",
     "finite",
+    "first_failed",
     "first_offender",
     "group_value",
     "has_rows",
     "in_range",
+    "keyed",
     "magnitudes",
+    "message",
     "no_nulls",
     "non_empty",
     "none_counted",
@@ -229,10 +234,10 @@ def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
 def has_rows(frame: nw.LazyFrame[Any], error: str) -> Check:
     """``frame`` has at least one row, else ``error`` (a row rule, in the one pass over it)."""
 
-    def message(_: nw.Expr, __: str) -> nw.Expr:
+    def shown(_: nw.Expr, __: str) -> nw.Expr:
         return nw.lit(error)
 
-    rule = Rule(lambda ns: ns.lit(value=True), message, count=lambda ns: ns.len(), absent=True)
+    rule = Rule(lambda ns: ns.lit(value=True), shown, count=lambda ns: ns.len(), absent=True)
     return Check.of_rules(frame, rule)
 
 
@@ -240,16 +245,14 @@ def no_nulls(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
     """No nulls in any role column. ``columns`` maps column name to parameter name."""
 
     def rule(column: str, parameter: str) -> Rule:
-        def message(count: nw.Expr, _: str) -> nw.Expr:
-            return text.joined(
-                f"{parameter}={column!r}: column {column!r} holds ",
-                text.integer(count),
-                " null value(s); role columns must not be null (drop or fill them first)",
-            )
+        def shown(count: nw.Expr, _: str) -> nw.Expr:
+            head = f"{parameter}={column!r}: column {column!r} holds "
+            found = " null value(s); role columns must not be null (drop or fill them first)"
+            return message(head, count, found)
 
         return Rule(
             lambda ns: ns.col(column).is_null(),
-            message,
+            shown,
             count=lambda ns: ns.col(column).null_count(),
         )
 
@@ -283,16 +286,11 @@ def in_range(
 
     interval = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
 
-    def message(count: nw.Expr, example: str) -> nw.Expr:
-        return text.joined(
-            f"{parameter}={column!r}: expected values in {interval}, found ",
-            text.integer(count),
-            " outside it (e.g. ",
-            text.shown(example),
-            ")",
-        )
+    def shown(count: nw.Expr, example: str) -> nw.Expr:
+        head = f"{parameter}={column!r}: expected values in {interval}, found "
+        return message(head, count, " outside it", text.shown(example))
 
-    return Check.of_rules(frame, Rule(bad, message, example=nw.col(column), screen=screen))
+    return Check.of_rules(frame, Rule(bad, shown, example=nw.col(column), screen=screen))
 
 
 SCALE = (1e-100, 1e100)
@@ -320,16 +318,11 @@ def magnitudes(frame: nw.LazyFrame[Any], columns: Mapping[str, str], advice: str
             smallest = ns.when(size > 0).then(size).min()
             return (size.max() <= high) & (smallest.is_null() | (smallest >= low))
 
-        def message(count: nw.Expr, example: str) -> nw.Expr:
-            return text.joined(
-                f"{name}: expected magnitudes in [{low:g}, {high:g}] (or 0), found ",
-                text.integer(count),
-                " outside it (e.g. ",
-                text.shown(example),
-                f"); {advice}",
-            )
+        def shown(count: nw.Expr, example: str) -> nw.Expr:
+            head = f"{name}: expected magnitudes in [{low:g}, {high:g}] (or 0), found "
+            return message(head, count, " outside it", text.shown(example), tail=f"; {advice}")
 
-        return Rule(bad, message, example=nw.col(column), screen=screen)
+        return Rule(bad, shown, example=nw.col(column), screen=screen)
 
     return Check.of_rules(frame, *(rule(column, name) for column, name in columns.items()))
 
@@ -337,20 +330,15 @@ def magnitudes(frame: nw.LazyFrame[Any], columns: Mapping[str, str], advice: str
 def binary(frame: nw.LazyFrame[Any], column: str, parameter: str, metric: str) -> Check:
     """Every value of ``column`` is exactly 0 or 1."""
 
-    def message(count: nw.Expr, example: str) -> nw.Expr:
-        return text.joined(
-            f"{parameter}={column!r}: {metric} needs binary relevance (exactly 0 or 1), found ",
-            text.integer(count),
-            " other value(s) (e.g. ",
-            text.shown(example),
-            ")",
-        )
+    def shown(count: nw.Expr, example: str) -> nw.Expr:
+        head = f"{parameter}={column!r}: {metric} needs binary relevance (exactly 0 or 1), found "
+        return message(head, count, " other value(s)", text.shown(example))
 
     def bad(ns: Any) -> Any:
         value = ns.col(column).cast(ns.Float64)
         return ((value != 0.0) & (value != 1.0)) | value.is_nan()
 
-    return Check.of_rules(frame, Rule(bad, message, example=nw.col(column).cast(nw.Float64)))
+    return Check.of_rules(frame, Rule(bad, shown, example=nw.col(column).cast(nw.Float64)))
 
 
 def unique_within(
@@ -362,12 +350,12 @@ def unique_within(
     counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
 
     def diagnose() -> Diagnosis:
-        shown = [k for k in keys if not k.startswith("__fa_")]
-        found = f" duplicated combination(s) of ({', '.join(shown)})"
+        named = [k for k in keys if not k.startswith("__fa_")]
+        found = f" duplicated combination(s) of ({', '.join(named)})"
         example = example_text(keys, "k")
         tail = f"; {hint}" if hint else ""
-        message = _counted(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
-        return first_offender(counts, offenders, keys, "k"), message
+        shown = counted_message(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
+        return first_offender(counts, offenders, keys, "k"), shown
 
     return Check.proved_or_diagnosed(counts, none_counted, diagnose)
 
@@ -377,23 +365,45 @@ def none_counted(row: Mapping[str, Any]) -> bool:
     return bool(row["n"] == 0)
 
 
-def _counted(
+def message(
     head: str,
-    count: str,
+    count: nw.Expr,
     found: str,
-    example: nw.Expr | None,
+    example: nw.Expr | None = None,
     *,
     around: tuple[str, str] = (" (e.g. ", ")"),
     tail: str = "",
 ) -> nw.Expr:
-    """A message "``head`` {count} ``found`` (e.g. {example})``tail``", when the count is positive.
+    """An error's text: "``head`` {count} ``found`` (e.g. {example})``tail``".
 
-    ``count`` names the column of the count; ``around`` encloses the example (left out when
-    ``example`` is None).
+    ``count`` is an integer expression (a :class:`Rule`'s count, or a column of the
+    diagnostics), shown as its digits; ``example`` a text expression (:func:`keyed`,
+    :func:`row_text`), enclosed by ``around`` and left out when None.
     """
     shown: list[str | nw.Expr] = [around[0], example, around[1]] if example is not None else []
-    message = text.joined(head, text.integer(nw.col(count)), found, *shown, tail)
-    return nw.when(nw.col(count) > 0).then(message)
+    return text.joined(head, text.integer(count), found, *shown, tail)
+
+
+def keyed(key: str, column: str) -> nw.Expr:
+    """An example as text: "``key``=" and the value of ``column`` as Python writes it.
+
+    ``column`` is a column of the diagnostics (``sample=7``, ``group='a'``).
+    """
+    return text.joined(f"{key}=", text.repr_of(column))
+
+
+def counted_message(
+    head: str,
+    count: str,
+    found: str,
+    example: nw.Expr | None = None,
+    *,
+    around: tuple[str, str] = (" (e.g. ", ")"),
+    tail: str = "",
+) -> nw.Expr:
+    """:func:`message`, when the count (the column ``count``) is positive."""
+    shown = message(head, nw.col(count), found, example, around=around, tail=tail)
+    return nw.when(nw.col(count) > 0).then(shown)
 
 
 def _repeating_partitions(
@@ -471,7 +481,8 @@ def distinct_within(
         for i, column in enumerate(names):
             head = f"{columns[column]}={column!r}: values must be unique within each {within}; "
             found = f" {within}(s) repeat a value"
-            messages.append(_counted(head, f"n{i}", found, example_text(partition, f"p{i}_")))
+            example = example_text(partition, f"p{i}_")
+            messages.append(counted_message(head, f"n{i}", found, example))
         rows = _repeating_partitions(per_partition(), partition, len(names))
         return rows, nw.coalesce(*messages)
 
@@ -565,7 +576,7 @@ def values_present(
     )
 
     def rule(name: str, value: Any) -> Rule:
-        def message(_: nw.Expr, __: str) -> nw.Expr:
+        def shown(_: nw.Expr, __: str) -> nw.Expr:
             return text.joined(
                 f"{name}={value!r}: value not found in {parameter}={column!r}; values found (",
                 text.integer(total),
@@ -574,7 +585,7 @@ def values_present(
                 more.otherwise(nw.lit("")),
             )
 
-        return Rule(lambda ns: ns.col(column) == value, message, absent=True, context=found)
+        return Rule(lambda ns: ns.col(column) == value, shown, absent=True, context=found)
 
     return Check.of_rules(frame, *(rule(name, value) for name, value in values.items()))
 
@@ -629,8 +640,9 @@ def constant_within(
 
     def diagnose() -> Diagnosis:
         head = f"{parameter}={column!r}: expected one value within each {within}, found "
-        message = _counted(head, "n", f" {within}(s) with several", example_text(partition, "k"))
-        return first_offender(counts, offenders, partition, "k"), message
+        example = example_text(partition, "k")
+        shown = counted_message(head, "n", f" {within}(s) with several", example)
+        return first_offender(counts, offenders, partition, "k"), shown
 
     return Check.proved_or_diagnosed(counts, none_counted, diagnose)
 
@@ -664,13 +676,8 @@ def offending(
     counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
 
     def diagnose() -> Diagnosis:
-        example = example_text(keys, "k")
-        shown: list[str | nw.Expr] = [" (e.g. ", example, ")"] if example is not None else []
-        message = text.joined(head, text.integer(nw.col("n")), found, *shown, tail)
-        return (
-            first_offender(counts, offenders, keys, "k"),
-            nw.when(nw.col("n") > 0).then(message),
-        )
+        shown = counted_message(head, "n", found, example_text(keys, "k"), tail=tail)
+        return first_offender(counts, offenders, keys, "k"), shown
 
     return Check.proved_or_diagnosed(counts, none_counted, diagnose)
 

@@ -183,3 +183,17 @@ def test_no_import_cycle() -> None:
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+FAMILIES = ("frameaudit.fair", "frameaudit.repro", "frameaudit.explain")
+ENGINE_NAMES = 8
+"""The most names a family module takes from the engine package: the boundary (the
+estimation, the finish) and the plan steps; the proofs and fast paths stay below it."""
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if any(_within(m, f) for f in FAMILIES)])
+def test_a_family_takes_few_names_from_the_engine(module: str) -> None:
+    names = sorted(
+        {name or base for _, base, name in _imports(module) if _within(base, "frameaudit._engine")}
+    )
+    assert len(names) <= ENGINE_NAMES, f"{module} imports {len(names)} engine names: {names}"

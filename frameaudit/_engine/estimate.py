@@ -27,7 +27,7 @@ every system's rows with the same count (paired draws).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -276,6 +276,22 @@ class Estimation:
             return frame
         return frame.join(self.resampling.numbers, how="cross")
 
+    def long_form(
+        self,
+        frame: nw.LazyFrame[Any],
+        keys: Sequence[str],
+        columns: Sequence[str],
+        *,
+        name: str,
+        picks: Mapping[str, Callable[[str], str]],
+    ) -> nw.LazyFrame[Any]:
+        """One row per (``keys``, c) for each of ``columns``, c in the column ``name``.
+
+        Each output column of ``picks`` takes, in the row of c, the column ``pick(c)``
+        (:func:`~frameaudit._engine.convert.long_form`, with the call's source).
+        """
+        return long_form(frame, keys, columns, self.source, name=name, picks=picks)
+
     def interval(
         self,
         values: nw.LazyFrame[Any],
@@ -325,13 +341,8 @@ class Estimation:
             replicate = [REPLICATE] if self.bootstrap is not None else []
             return values.select(*estimate, *replicate, *columns, *also)
         value = "__fa_value"
-        long = long_form(
-            values,
-            [*estimate, REPLICATE, *also],
-            columns,
-            self.source,
-            name="metric",
-            picks={value: str},
+        long = self.long_form(
+            values, [*estimate, REPLICATE, *also], columns, name="metric", picks={value: str}
         )
         result = self.interval(long, [*keys, "metric"], value, also=also, units=units)
         parts = {"": value, "_lo": f"{value}_lo", "_hi": f"{value}_hi", f"_{UNDEFINED}": UNDEFINED}
@@ -452,7 +463,7 @@ class Estimation:
             result = self._valued(table, [], columns, (), units=units)
             return self.finish(result, [], checks=checks)
         picks = {c: (lambda k, c=c: named(k, c)) for c in columns}
-        table = long_form(table, estimates, combos, self.source, name=COMBO, picks=picks)
+        table = self.long_form(table, estimates, combos, name=COMBO, picks=picks)
         result = self._valued(table, [COMBO], columns, (), units=units)
         return self.finish(result, [COMBO], checks=checks, listed={COMBO: combos})
 

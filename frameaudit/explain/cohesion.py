@@ -44,12 +44,10 @@ from frameaudit._engine import (
     cached,
     exact_means,
     exact_sums,
-    first_failed,
     from_engine,
     is_frame,
     native_step,
     schema_names,
-    text,
 )
 from frameaudit._expr import aggregate, null_float, over
 from frameaudit._params import Choice, Flag, Integer, Optional, Real, constraints
@@ -319,14 +317,9 @@ def _overall_missing(
         found = without.select(
             nw.len().cast(nw.Int64).alias("n"), validate.row_text(by).min().alias("e")
         )
-        message = text.joined(
-            f"{head} in ",
-            text.integer(nw.col("n")),
-            " partition(s) (e.g. ",
-            nw.col("e"),
-            ")" + tail,
+        return found, validate.counted_message(
+            f"{head} in ", "n", " partition(s)", nw.col("e"), tail=tail
         )
-        return found, nw.when(nw.col("n") > 0).then(message)
 
     return validate.Check(None, None, later=diagnose)
 
@@ -429,26 +422,22 @@ def _feature_problems(pairs: _Pairs) -> validate.Check:
 
     def problem(found: nw.LazyFrame[Any], what: str) -> validate.Check:
         counted = found.select(nw.len().cast(nw.Int64).alias("n"), shown)
-        message = text.joined(
-            f"group={group!r}: every group must rank the same features as the overall ranking; ",
-            text.integer(nw.col("n")),
-            f" (group, feature) pair(s) {what} (e.g. ",
-            nw.col("e"),
-            ")",
-        )
-        return validate.Check(counted, nw.when(nw.col("n") > 0).then(message))
+        head = f"group={group!r}: every group must rank the same features as the overall ranking; "
+        found_text = f" (group, feature) pair(s) {what}"
+        message = validate.counted_message(head, "n", found_text, nw.col("e"))
+        return validate.Check(counted, message)
 
     repeats = validate.distinct_within(pairs.source.frame, window, {feature: "feature"}, "group")
     unmatched = pairs.pairs.filter(nw.col(_RPOS).is_null())
     unknown = problem(unmatched, "are not in the overall ranking")
     if pairs.missing_overall is not None:
-        unknown = first_failed([_when_any(unmatched, pairs.missing_overall), unknown])
+        unknown = validate.first_failed([_when_any(unmatched, pairs.missing_overall), unknown])
     features = pairs.reference.select(*by, feature)
     ranked = groups.select(window).unique()
     expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
     absent = expected.join(groups.select(*window, feature), on=[*window, feature], how="anti")
     missing = problem(absent, "of the overall ranking are missing from a group")
-    return first_failed([repeats, unknown, missing])
+    return validate.first_failed([repeats, unknown, missing])
 
 
 def _when_any(rows: nw.LazyFrame[Any], check: validate.Check) -> validate.Check:
@@ -467,13 +456,10 @@ def _k_within(reference: nw.LazyFrame[Any], k: int) -> validate.Check:
     """Check that k is at most the number of features (one row per partition is tested)."""
 
     def message(count: nw.Expr, example: str) -> nw.Expr:
-        return text.joined(
-            f"k={k}: larger than the number of features (",
-            text.repr_of(example),
-            "); expected k <= the number of features (",
-            text.integer(count),
-            " partition(s) too short)",
-        )
+        head = f"k={k}: larger than the number of features in "
+        shown = validate.keyed("features", example)
+        tail = "; expected k <= the number of features"
+        return validate.message(head, count, " partition(s)", shown, tail=tail)
 
     def short(ns: Any) -> Any:
         return (ns.col(_RPOS) == 1) & (ns.col(_RSIZE) < k)

@@ -29,7 +29,6 @@ from frameaudit._engine import (
     agreement_screen,
     cached,
     exact_sums,
-    text,
 )
 from frameaudit._expr import null_float, safe_div
 from frameaudit._params import UNCERTAINTY, Flag, Real, constraints
@@ -105,12 +104,12 @@ def _null_pairs(frame: nw.LazyFrame[Any], query: str, distance: str, label: str)
         return ns.col(distance).is_null() != ns.col(label).is_null()
 
     def message(count: nw.Expr, example: str) -> nw.Expr:
-        return text.joined(
+        return validate.message(
             f"distance={distance!r}, label={label!r}: ",
-            text.integer(count),
-            f" row(s) have a null in one of the two columns but not the other (e.g. {query}=",
-            text.repr_of(example),
-            "); a query with no neighbours is written as one row with both null",
+            count,
+            " row(s) have a null in one of the two columns but not the other",
+            validate.keyed(query, example),
+            tail="; a query with no neighbours is written as one row with both null",
         )
 
     return validate.Check.of_rules(frame, validate.Rule(flag, message, example=nw.col(query)))
@@ -128,12 +127,12 @@ def _one_prediction(per_query: nw.LazyFrame[Any], query: str, predicted: str) ->
     """Check that the rows of each query agree on its predicted class (from the aggregation)."""
 
     def message(count: nw.Expr, example: str) -> nw.Expr:
-        return text.joined(
+        return validate.message(
             f"predicted={predicted!r}: ",
-            text.integer(count),
-            f" quer(y/ies) have different predicted classes on their rows (e.g. {query}=",
-            text.repr_of(example),
-            "); the predicted class must be the same on every row of a query",
+            count,
+            " quer(y/ies) have different predicted classes on their rows",
+            validate.keyed(query, example),
+            tail="; the predicted class must be the same on every row of a query",
         )
 
     rule = validate.Rule(lambda ns: ns.col(_LOW) != ns.col(_HIGH), message, example=nw.col(query))

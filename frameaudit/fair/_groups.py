@@ -17,7 +17,7 @@ from typing import Any, Literal
 import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
-from frameaudit._engine import Source, cached, is_frame, schema_names, text
+from frameaudit._engine import Source, cached, is_frame, schema_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
@@ -151,15 +151,10 @@ def item_groups(
 
 def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> validate.Check:
     both = unmapped.select(nw.len().cast(nw.Int64).alias("n"), nw.col(item).min().alias("example"))
-    message = nw.when(nw.col("n") > 0).then(
-        text.joined(
-            "groups=: ",
-            text.integer(nw.col("n")),
-            f" ranked row(s) have an item missing from the mapping (e.g. {item}=",
-            text.repr_of("example"),
-            "); every ranked item needs a group",
-        )
-    )
+    found = " ranked row(s) have an item missing from the mapping"
+    example = validate.keyed(item, "example")
+    tail = "; every ranked item needs a group"
+    message = validate.counted_message("groups=: ", "n", found, example, tail=tail)
     return validate.Check(both, message)
 
 

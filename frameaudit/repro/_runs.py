@@ -27,15 +27,10 @@ import narwhals.stable.v2 as nw
 from frameaudit import _validate as validate
 from frameaudit._docs import uncertainty_parameters
 from frameaudit._engine import (
-    UNDEFINED,
-    Bootstrap,
     Estimation,
     Estimator,
-    Source,
     exact_means,
-    long_form,
     native_step,
-    text,
 )
 from frameaudit._expr import WHOLE, divided_in, partitioned
 from frameaudit._roles import Names, Role, bind
@@ -101,11 +96,6 @@ class Runs:
     """The caller's ``group=`` columns (constant within a sample), kept under their names."""
 
     @property
-    def source(self) -> Source:
-        """The caller's frame."""
-        return self.estimation.source
-
-    @property
     def by(self) -> list[str]:
         """The ``by`` columns."""
         return self.estimation.by
@@ -119,11 +109,6 @@ class Runs:
     def estimates(self) -> list[str]:
         """The keys of one estimate: the partition, and with a bootstrap the replicate."""
         return self.estimation.estimates
-
-    @property
-    def bootstrap(self) -> Bootstrap | None:
-        """The bootstrap of ``ci=`` (None without)."""
-        return self.estimation.bootstrap
 
     @property
     def has_weights(self) -> bool:
@@ -265,11 +250,8 @@ def _no_nan(lf: nw.LazyFrame[Any], column: str, parameter: str) -> validate.Chec
     what = "scores" if parameter == "score" else "class labels"
 
     def message(count: nw.Expr, _: str) -> nw.Expr:
-        return text.joined(
-            f"{parameter}={column!r}: column {column!r} holds ",
-            text.integer(count),
-            f" NaN value(s); {what} must not be NaN",
-        )
+        head = f"{parameter}={column!r}: column {column!r} holds "
+        return validate.message(head, count, f" NaN value(s); {what} must not be NaN")
 
     return validate.Check.of_rules(lf, validate.Rule(lambda ns: ns.col(column).is_nan(), message))
 
@@ -367,27 +349,20 @@ def _layout_checks(
         flag: validate.Written, parameter: str, column: str, problem: str, hint: str
     ) -> validate.Rule:
         def message(count: nw.Expr, example: str) -> nw.Expr:
-            return text.joined(
-                f"{parameter}={column!r}: ",
-                text.integer(count),
-                f" sample(s) {problem} (e.g. ",
-                _example_text(example, [*by, sample]),
-                f"); {hint}",
+            shown = _example_text(example, [*by, sample])
+            found = f" sample(s) {problem}"
+            return validate.message(
+                f"{parameter}={column!r}: ", count, found, shown, tail=f"; {hint}"
             )
 
         return validate.Rule(flag, message, example=_example([*by, sample]))
 
     def few_runs(count: nw.Expr, example: str) -> nw.Expr:
         head = f"run={run!r}: at least two runs are needed to compare, found "
-        if not by:
-            return text.joined(head, text.repr_of(example))
-        return text.joined(
-            head,
-            "fewer in ",
-            text.integer(count),
-            " partition(s) (e.g. ",
-            _example_text(example, by),
-            ")",
+        if not by:  # the example is the number of runs
+            return validate.message(head, nw.col(example), "")
+        return validate.message(
+            f"{head}fewer in ", count, " partition(s)", _example_text(example, by)
         )
 
     few = validate.Rule(
@@ -422,9 +397,7 @@ def _example(names: list[str]) -> nw.Expr:
 
 def _example_text(example: str, names: list[str]) -> nw.Expr:
     """The example column of :func:`_example` in a message ("sample=7", or its row text)."""
-    if len(names) == 1:
-        return text.joined(f"{names[0]}=", text.repr_of(example))
-    return nw.col(example)
+    return validate.keyed(names[0], example) if len(names) == 1 else nw.col(example)
 
 
 def intersection_over_union(ns: Any, intersection: Any, union: Any, empty_union: EmptyUnion) -> Any:
@@ -512,11 +485,11 @@ def one_summary(stats: nw.LazyFrame[Any], by: Sequence[str], column: str) -> nw.
 
 
 def long_summary(
-    stats: nw.LazyFrame[Any], by: Sequence[str], columns: Sequence[str], source: Source
+    runs: Runs, stats: nw.LazyFrame[Any], by: Sequence[str], columns: Sequence[str]
 ) -> nw.LazyFrame[Any]:
     """The summaries of several columns, one row per (``by``, metric)."""
     picks = {stat: partial(_stat, stat=stat) for stat in SUMMARY}
-    return long_form(stats, by, columns, source, name="metric", picks=picks)
+    return runs.estimation.long_form(stats, by, columns, name="metric", picks=picks)
 
 
 def summaries(
@@ -536,27 +509,27 @@ def summaries(
     """
     columns = list(columns)
     stats = summarize(pair_values_of(runs.point()), runs.partition, columns)
-    if runs.bootstrap is None:
+    if runs.estimation.bootstrap is None:
         if long:
-            return long_summary(stats, runs.by, columns, runs.source)
+            return long_summary(runs, stats, runs.by, columns)
         return one_summary(stats, runs.by, columns[0])
     means = exact_means(pair_values_of(runs), runs.estimates, columns)
-    if runs.bootstrap.replicates and not long:  # a comparison's: every replicate's mean
+    if runs.estimation.bootstrap.replicates and not long:  # a comparison's: every replicate's mean
         return _shown(runs, with_intervals(runs, means, [], columns))
     if long:
-        shown = long_summary(stats, runs.partition, columns, runs.source)
+        shown = long_summary(runs, stats, runs.partition, columns)
         keys, headline = [*runs.partition, "metric"], "mean"
-        means = long_form(
-            means, runs.estimates, columns, runs.source, name="metric", picks={headline: str}
+        means = runs.estimation.long_form(
+            means, runs.estimates, columns, name="metric", picks={headline: str}
         )
     else:
         shown = one_summary(stats, runs.partition, columns[0])
         keys, headline = runs.partition, columns[0]
-    bounds = [f"{headline}_lo", f"{headline}_hi"]
+    low, high, *behind = runs.estimation.outputs(headline)  # the bounds, the units, undefined
     intervals = with_intervals(runs, means, keys[len(runs.partition) :], [headline])
-    order = [*keys, headline, *bounds, *shown.collect_schema().names()[len(keys) + 1 :]]
+    order = [*keys, headline, low, high, *shown.collect_schema().names()[len(keys) + 1 :]]
     result = shown.join(intervals.drop(headline), on=keys, how="left")
-    return _shown(runs, result.select(*order, UNITS, UNDEFINED))
+    return _shown(runs, result.select(*order, *behind))
 
 
 def with_intervals(
@@ -570,11 +543,11 @@ def with_intervals(
     input) has a NaN interval: the replicates that do not draw the NaN sample do not hide it.
     A comparison's bootstrap (one column) gives every replicate's value instead.
     """
-    assert runs.bootstrap is not None
+    assert runs.estimation.bootstrap is not None
     if len(columns) == 1:
         (column,) = columns
         result = runs.estimation.interval(values, keys, column)
-        if runs.bootstrap.replicates:  # a comparison's: every replicate's value
+        if runs.estimation.bootstrap.replicates:  # a comparison's: every replicate's value
             return result
         point = nw.col(column)
         return result.with_columns(
@@ -598,7 +571,7 @@ def pair_values(
     runs: Runs, per_pair: nw.LazyFrame[Any], columns: Sequence[str]
 ) -> nw.LazyFrame[Any]:
     """The pair distribution: ``by``, ``run_a``, ``run_b`` and ``columns`` (with intervals)."""
-    if runs.bootstrap is not None:
+    if runs.estimation.bootstrap is not None:
         per_pair = _shown(runs, with_intervals(runs, per_pair, [RUN_A, RUN_B], columns))
         columns = per_pair.collect_schema().names()[len(runs.by) + 2 :]
     return per_pair.select(
@@ -610,6 +583,6 @@ def per_estimate(
     runs: Runs, values: nw.LazyFrame[Any], keys: Sequence[str], column: str
 ) -> nw.LazyFrame[Any]:
     """``by``, ``keys`` and ``column`` per partition (with a bootstrap, and its interval)."""
-    if runs.bootstrap is None:
+    if runs.estimation.bootstrap is None:
         return values.select(*runs.by, *keys, column)
     return _shown(runs, with_intervals(runs, values, keys, [column]))

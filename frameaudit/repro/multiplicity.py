@@ -249,7 +249,7 @@ def _positions(
         msg = f"order={listed!r}: a run is listed more than once; list every run once"
         raise InvalidParameterError(msg)
     dtype = runs.frame.collect_schema()[RUN]
-    ranks = runs.source.frame_from_columns(
+    ranks = runs.estimation.source.frame_from_columns(
         {RUN: listed, "__fa_index": list(range(len(listed)))}, parameter="order"
     )
     ranks = ranks.with_columns(nw.col(RUN).cast(dtype))
@@ -857,7 +857,9 @@ def score_range(
     )  # fmt: skip
     if bounds is not None:
         low, high = (float(b) for b in bounds)
-        runs.checks.append(validate.in_range(runs.source.frame, score, "score", low, high))
+        runs.checks.append(
+            validate.in_range(runs.estimation.source.frame, score, "score", low, high)
+        )
     per_sample = _per_sample(
         runs, runs.frame, (nw.col(SCORE).max() - nw.col(SCORE).min()).alias("__fa_range")
     )

@@ -193,7 +193,9 @@ def _moved(
     cross ``frame`` with a small table of moves instead of concatenating one copy per move, so
     that engines without a plan cache compute ``frame`` once.
     """
-    table = runs.source.frame_from_columns({_MOVE: list(range(len(moves)))}, parameter="moves")
+    table = runs.estimation.source.frame_from_columns(
+        {_MOVE: list(range(len(moves)))}, parameter="moves"
+    )
     move = nw.col(_MOVE)
 
     def chosen(values: list[nw.Expr]) -> nw.Expr:
@@ -219,7 +221,7 @@ def _moved(
 def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
     """Each run's confusion matrix per estimate: (estimate, RUN, TARGET, PRED) → count > 0."""
     cell = [RUN, TARGET, PRED]
-    if runs.bootstrap is None:
+    if runs.estimation.bootstrap is None:
         return runs.summed(runs.frame, cell, {_COUNT: runs.weighted()})
     # Per replicate, from the samples and the wrong predictions only, not rows × n_boot: every
     # run starts right on each drawn sample (cell (y, y)); a wrong prediction y → p moves its

@@ -329,7 +329,11 @@ def test_feature_sets_must_match() -> None:
     ("kwargs", "error", "match"),
     [
         ({"k": 0}, fa.InvalidParameterError, "k=0: expected a positive integer"),
-        ({"k": 3}, fa.InvalidValueError, r"k=3: larger than the number of features \(2\)"),
+        (
+            {"k": 3},
+            fa.InvalidValueError,
+            r"k=3: larger than the number of features in 1 partition\(s\) \(e\.g\. features=2\)",
+        ),
         ({"method": "jaccard"}, fa.InvalidParameterError, "did you mean 'alpha_jaccard'"),
         ({"method": "alpha_jaccard", "alpha": 0.0}, fa.InvalidParameterError, "alpha=0.0"),
         (
