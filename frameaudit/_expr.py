@@ -62,6 +62,24 @@ def aggregate(
     return partitioned(grouped, []) if WHOLE in keys else grouped
 
 
+def distinct(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+    """The distinct rows of ``frame``, in no particular order.
+
+    A grouping by every column: narwhals writes ``unique()`` on DuckDB and Spark as a
+    ``row_number()`` window over the same partition, kept where it is 1, which sorts each
+    partition (on DuckDB, 0.06 s per million rows of one string column, against 0.01 s
+    grouped). Dask groups without an aggregation only through ``unique()``.
+    """
+    if frame.implementation in _GROUPED_DISTINCT:
+        return frame.group_by(frame.collect_schema().names()).agg()
+    return frame.unique()
+
+
+_GROUPED_DISTINCT = frozenset(
+    {nw.Implementation.DUCKDB, nw.Implementation.PYSPARK, nw.Implementation.PYSPARK_CONNECT}
+)
+
+
 def partitioned(frame: nw.LazyFrame[Any], by: Sequence[str]) -> nw.LazyFrame[Any]:
     """``frame`` with the partition columns: ``by``, or the constant :data:`WHOLE` without it."""
     return frame if by else frame.with_columns(nw.lit(0).alias(WHOLE))

@@ -36,7 +36,7 @@ from frameaudit._engine import (
     sorted_screen,
     text,
 )
-from frameaudit._expr import WHOLE, aggregate, hashed_keys, partitioned
+from frameaudit._expr import WHOLE, aggregate, distinct, hashed_keys, partitioned
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
@@ -595,10 +595,10 @@ def _values_found(frame: nw.LazyFrame[Any], column: str, limit: int) -> nw.LazyF
 
     The values are shown as the text of each (quoted, as ``repr`` quotes a string).
     """
-    distinct = frame.select(column).unique().filter(~nw.col(column).is_null())
-    total = distinct.select(nw.len().cast(nw.Int64).alias("__fa_found_total"))
+    values = distinct(frame.select(column)).filter(~nw.col(column).is_null())
+    total = values.select(nw.len().cast(nw.Int64).alias("__fa_found_total"))
     # the first values numbered by how many of them are smaller or equal (no window: Dask)
-    head = distinct.sort(column).head(limit)
+    head = values.sort(column).head(limit)
     pairs = head.join(head.select(nw.col(column).alias("__fa_other")), how="cross")
     ranked = (
         pairs.filter(nw.col("__fa_other") <= nw.col(column))

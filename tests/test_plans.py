@@ -4,6 +4,8 @@ Polars'."""
 from __future__ import annotations
 
 import itertools
+import math
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -11,8 +13,9 @@ import narwhals.stable.v2 as nw
 import polars as pl
 import pytest
 
+import frameaudit
 from frameaudit._engine.checks import message_frame
-from frameaudit._expr import WHOLE, partitioned
+from frameaudit._expr import WHOLE, distinct, partitioned
 from frameaudit._validate import distinct_within
 
 # per case: (query, block, rank, item) rows; Spark's and DuckDB's integers are grouped 64 values at
@@ -86,3 +89,61 @@ def test_spark_finds_the_repeats_polars_finds(
     spark_session: Any, rows: list[tuple[int, str, int, str]], partition: list[str]
 ) -> None:
     _same_messages(spark_session.createDataFrame, rows, partition)
+
+
+# --- distinct rows -------------------------------------------------------------------------------
+
+ROWS = pl.DataFrame(
+    {
+        "g": ["a", "b", "a", None, None, "a", "b"],
+        "x": [1.0, float("nan"), 1.0, 2.0, 2.0, float("nan"), float("nan")],
+        "k": [1, 2, 1, None, None, 3, 2],
+    }
+)
+# by hand: (a, 1.0, 1) twice, (b, NaN, 2) twice, (None, 2.0, None) twice, (a, NaN, 3) once
+DISTINCT_ROWS = {("a", 1.0, 1), ("b", "nan", 2), (None, 2.0, None), ("a", "nan", 3)}
+
+
+def _distinct_rows(native: Any) -> set[tuple[Any, ...]]:
+    rows = distinct(nw.from_native(native)).collect(backend="polars").rows()
+    return {tuple(_named_nan(v) for v in row) for row in rows}
+
+
+def _named_nan(value: Any) -> Any:
+    return "nan" if isinstance(value, float) and math.isnan(value) else value
+
+
+def test_distinct_rows_on_polars_and_duckdb() -> None:
+    """Nulls and NaN are values like any other: each distinct row once, on either engine."""
+    assert _distinct_rows(ROWS.lazy()) == DISTINCT_ROWS
+    assert _distinct_rows(duckdb.from_arrow(ROWS.to_arrow())) == DISTINCT_ROWS
+
+
+def test_distinct_rows_group_on_duckdb() -> None:
+    """A grouping, not narwhals' ``row_number()`` window, which sorts every partition."""
+    sql = distinct(nw.from_native(duckdb.from_arrow(ROWS.to_arrow()))).to_native().sql_query()
+    assert "GROUP BY" in sql
+    assert "row_number" not in sql
+
+
+@pytest.mark.spark
+def test_distinct_rows_on_spark(spark_session: Any) -> None:
+    native = spark_session.createDataFrame(ROWS.to_arrow())
+    assert _distinct_rows(native) == DISTINCT_ROWS
+    plan = distinct(nw.from_native(native)).to_native()._jdf.queryExecution().analyzed()
+    assert "row_number" not in plan.toString()
+
+
+def test_the_lazy_layers_take_distinct_rows_through_distinct() -> None:
+    """No ``.unique()`` on a lazy frame below the faces (:func:`frameaudit._expr.distinct`)."""
+    package = Path(frameaudit.__file__).parent
+    folders = ("_engine", "fair", "repro", "explain")
+    lazy = [package / "_validate.py", *(package / folder for folder in folders)]
+    found = [
+        f"{path.relative_to(package)}:{number}"
+        for root in lazy
+        for path in ([root] if root.is_file() else sorted(root.glob("*.py")))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if ".unique(" in line
+    ]
+    assert found == []

@@ -50,7 +50,7 @@ from frameaudit._engine.resample import (
     requested_bootstrap,
     resampling,
 )
-from frameaudit._expr import WHOLE, aggregate, partitioned
+from frameaudit._expr import WHOLE, aggregate, distinct, partitioned
 
 __all__ = ["Estimation", "Estimator", "GroupedViews"]
 
@@ -235,7 +235,7 @@ class Estimation:
         replicates' sums) is not read for them.
         """
         if self.resampling is None:
-            return seen.select(self.partition).unique()
+            return distinct(seen.select(self.partition))
         return self.resampling.estimates(self.partition)
 
     def completed(
@@ -266,7 +266,7 @@ class Estimation:
             sums = cached(sums)
             seen = sums
         if cells is None:
-            cells = seen.select(*keys).unique()
+            cells = distinct(seen.select(*keys))
         grid = self.grid(seen).join(cells, how="cross")
         return grid.join(sums, on=[*self.estimates, *keys], how="left")
 
@@ -426,7 +426,7 @@ class Estimation:
         if partitions is not None:
             partitions = nw.from_native(collected(partitions, self.source).lazy())
         local = replace(self, source=source, partitions=partitions)
-        counts = frame.select(*self.partition, self.counted).unique()
+        counts = distinct(frame.select(*self.partition, self.counted))
         per_group = local._valued(frame, groups, columns, also, units=counts)
         estimate = [*self.partition, *groups]
         replicates = frame.select(*estimate, REPLICATE, *columns, *also)
@@ -593,7 +593,7 @@ class Estimator:
         keys = list(dict.fromkeys([*(by or [WHOLE]), *units]))
         partitions = None
         if weight is not None:
-            partitions = partitioned(frame, by).select(by or [WHOLE]).unique()
+            partitions = distinct(partitioned(frame, by).select(by or [WHOLE]))
             frame = frame.filter(nw.col(weight) > 0)
         resampled = None
         if self.bootstrap is not None:

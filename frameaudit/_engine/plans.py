@@ -41,7 +41,7 @@ import polars as pl
 
 from frameaudit._engine.native import Written, aggregated, namespace_of, native_step, stepped
 from frameaudit._engine.text import duckdb_name, spark_name
-from frameaudit._expr import aggregate, hashed_keys, joined_on
+from frameaudit._expr import aggregate, distinct, hashed_keys, joined_on
 
 __all__ = [
     "PROVED",
@@ -142,7 +142,7 @@ def count_distinct(
         )
     parts = [frame.group_by(keys).agg(*also)] if also else []
     parts += [
-        frame.select(*keys, c).unique().group_by(keys).agg(nw.len().alias(a))
+        distinct(frame.select(*keys, c)).group_by(keys).agg(nw.len().alias(a))
         for c, a in columns.items()
     ]
     result = parts[0]
@@ -282,7 +282,7 @@ def _orders(frame: nw.LazyFrame[Any], partition: Sequence[str], order: str) -> n
     frame (DuckDB does not share them), each time with a window for the distinct values.
     """
     if frame.implementation is not nw.Implementation.DUCKDB:
-        return frame.select(order).unique()
+        return distinct(frame.select(order))
     import duckdb  # noqa: PLC0415 (an optional engine)
 
     length = "__fa_length"

@@ -44,6 +44,7 @@ from frameaudit._engine.plans import cached, exact_sums, join_small
 from frameaudit._expr import (
     WHOLE,
     aggregate,
+    distinct,
     hashed_keys,
     joined_on,
     null_float,
@@ -323,7 +324,7 @@ class Resampling:
         """
         units = self.indexed.select(_UNIT, _MIXED)
         if self.bootstrap.paired:  # a unit has a row per system: drawn once
-            units = units.unique()
+            units = distinct(units)
         replicates = self.numbers.filter(nw.col(REPLICATE) != POINT)
         paired = units.join(replicates, how="cross")
         # the pairs drawn 0 times (h < T_0) leave before their count is computed
@@ -382,7 +383,7 @@ class Resampling:
         if cells:
             # read by the labels too: computed once (the rows are summed once)
             per_unit = cached(per_unit)
-            labels = cached(per_unit.select(cells).unique().with_row_index(_KEY, order_by=cells))
+            labels = cached(distinct(per_unit.select(cells)).with_row_index(_KEY, order_by=cells))
             per_unit = per_unit.join(labels, on=cells, how="inner").select(_UNIT, _KEY, *sums)
         else:
             per_unit = per_unit.select(_UNIT, nw.lit(0, dtype=nw.Int64).alias(_KEY), *sums)
@@ -433,7 +434,7 @@ class Resampling:
         resample.
         """
         (system,) = self.bootstrap.paired
-        units = self.indexed.select(_UNIT, _MIXED).unique()
+        units = distinct(self.indexed.select(_UNIT, _MIXED))
         replicates = self.numbers.filter(nw.col(REPLICATE) != POINT)
         # the coins of with_coin_flips: another stream of the seed than the counts'
         hashed = _hashed(
@@ -493,7 +494,7 @@ class Resampling:
 
     def estimates(self, partition: Sequence[str]) -> nw.LazyFrame[Any]:
         """Every (partition, replicate) pair: the estimates a plan computes."""
-        partitions = self.indexed.select(list(partition)).unique()
+        partitions = distinct(self.indexed.select(list(partition)))
         return partitions.join(self.numbers, how="cross")
 
 
@@ -615,7 +616,7 @@ def _unit_moments(
         *(nw.col(c).sum() for c in ("__fa_au", "__fa_su", "__fa_aa", "__fa_ss", "__fa_as")),
     )
     count = aggregate(
-        rows.select(units).unique(), partition, nw.len().cast(nw.Float64).alias("__fa_r")
+        distinct(rows.select(units)), partition, nw.len().cast(nw.Float64).alias("__fa_r")
     )
     return moments.join(count, on=partition, how="left")  # small frames: the constant key too
 
@@ -684,9 +685,9 @@ def resampling(
     schema = frame.collect_schema()
     textual = [u for u in keyed if isinstance(schema[u], nw.Categorical | nw.Enum)]
     order = [f"__fa_text{i}" if u in textual else u for i, u in enumerate(keyed)]
-    distinct = frame.select(units).unique()
+    found = distinct(frame.select(units))
     numbered = (
-        (distinct.select(keyed).unique() if bootstrap.paired else distinct)
+        (distinct(found.select(keyed)) if bootstrap.paired else found)
         .with_columns(
             nw.col(u).cast(nw.String).alias(name)
             for u, name in zip(keyed, order, strict=True)
@@ -696,7 +697,7 @@ def resampling(
         .with_columns(nw.col(_UNIT).cast(nw.Int64))
         .drop(*(name for name in order if name not in keyed))
     )
-    indexed = distinct.join(numbered, on=keyed) if bootstrap.paired else numbered
+    indexed = found.join(numbered, on=keyed) if bootstrap.paired else numbered
     indexed = _mixed_units(indexed, _UNIT, bootstrap.seed)
     numbers = like.frame_from_columns(
         {REPLICATE: [POINT, *range(bootstrap.n_boot)]}, parameter="n_boot"

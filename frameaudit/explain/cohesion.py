@@ -49,7 +49,7 @@ from frameaudit._engine import (
     native_step,
     schema_names,
 )
-from frameaudit._expr import aggregate, null_float, over
+from frameaudit._expr import aggregate, distinct, null_float, over
 from frameaudit._params import Choice, Flag, Integer, Optional, Real, constraints
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind
@@ -313,7 +313,7 @@ def _overall_missing(
         if not by:
             rows = reference.select(nw.len().cast(nw.Int64).alias("n"))
             return rows, nw.when(nw.col("n") == 0).then(nw.lit(head + tail))
-        without = lf.select(by).unique().join(reference.select(by).unique(), on=by, how="anti")
+        without = distinct(lf.select(by)).join(distinct(reference.select(by)), on=by, how="anti")
         found = without.select(
             nw.len().cast(nw.Int64).alias("n"), validate.row_text(by).min().alias("e")
         )
@@ -360,7 +360,7 @@ def _overall_frame(
     ]
     if shared != by:
         # The overall ranking is shared by the partitions that differ only in other columns.
-        partitions = lf.select(by).unique()
+        partitions = distinct(lf.select(by))
         ranked = ranked.select(*shared, feature, importance)
         ranked = (
             partitions.join(ranked, on=shared, how="inner")
@@ -433,7 +433,7 @@ def _feature_problems(pairs: _Pairs) -> validate.Check:
     if pairs.missing_overall is not None:
         unknown = validate.first_failed([_when_any(unmatched, pairs.missing_overall), unknown])
     features = pairs.reference.select(*by, feature)
-    ranked = groups.select(window).unique()
+    ranked = distinct(groups.select(window))
     expected = ranked.join(features, on=by) if by else ranked.join(features, how="cross")
     absent = expected.join(groups.select(*window, feature), on=[*window, feature], how="anti")
     missing = problem(absent, "of the overall ranking are missing from a group")

@@ -18,6 +18,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
 from frameaudit._engine import Source, is_frame
+from frameaudit._expr import distinct
 from frameaudit._roles import Names, Role, column_names
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
@@ -124,12 +125,12 @@ def aligned(
         ]
         dimensions.append(dimension)
     if listed:
-        items = nw.concat([items, *(d.select(item) for d in dimensions)], how="vertical").unique()
+        items = distinct(nw.concat([items, *(d.select(item) for d in dimensions)], how="vertical"))
     table: nw.LazyFrame[Any] | None = None
     for dimension, group in zip(dimensions, groups, strict=True):
         weight = nw.col(_WEIGHT).cast(nw.Float64)
         rows = dimension.filter(weight > 0).select(item, group, weight.alias(SHARE))
-        missing = items.join(dimension.select(item).unique(), on=item, how="anti")
+        missing = items.join(distinct(dimension.select(item)), on=item, how="anti")
         filled: nw.LazyFrame[Any] | None
         if unaligned == "drop":
             filled = None
@@ -144,7 +145,7 @@ def aligned(
                 raise InvalidDtypeError(msg)
             filled = missing.with_columns(nw.lit(UNKNOWN).alias(group), nw.lit(1.0).alias(SHARE))
         else:
-            levels = dimension.select(group).unique()
+            levels = distinct(dimension.select(group))
             count = levels.select(nw.len().cast(nw.Float64).alias("__fa_levels"))
             filled = (
                 missing.join(levels, how="cross")

@@ -18,6 +18,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit import _validate as validate
 from frameaudit._engine import Source, cached, is_frame, schema_names
+from frameaudit._expr import distinct
 from frameaudit.exceptions import InvalidDtypeError, InvalidParameterError
 
 __all__ = [
@@ -62,8 +63,8 @@ def listed_universe(
             "column(s)"
         )
         raise InvalidParameterError(msg)
-    listed = listed.with_columns(nw.col(g).cast(schema[g]) for g in groups).unique()
-    outside = lf.select(groups).unique().join(listed, on=groups, how="anti")
+    listed = distinct(listed.with_columns(nw.col(g).cast(schema[g]) for g in groups))
+    outside = distinct(lf.select(groups)).join(listed, on=groups, how="anti")
     return listed, [
         validate.no_nulls(listed, dict.fromkeys(groups, "universe")),
         validate.offending(
@@ -212,7 +213,7 @@ def target_shares(
             shares, "share", on, "target=: the shares of ", " partition(s) do not sum to 1"
         ),
         validate.offending(
-            present.select(*on, *groups).unique().join(shares, on=[*on, *groups], how="anti"),
+            distinct(present.select(*on, *groups)).join(shares, on=[*on, *groups], how="anti"),
             [*on, *groups],
             "target=: ",
             " group(s) of the data have no share",
@@ -220,7 +221,7 @@ def target_shares(
         ),
     ]
     if universe is not None:
-        outside = shares.select(groups).unique().join(universe, on=groups, how="anti")
+        outside = distinct(shares.select(groups)).join(universe, on=groups, how="anti")
         checks.append(
             validate.offending(
                 outside, groups, "target=: ", " group(s) are not in the listed universe"

@@ -38,7 +38,7 @@ from frameaudit._engine import (
     order_within,
     sum_before,
 )
-from frameaudit._expr import partitioned, safe_div
+from frameaudit._expr import distinct, partitioned, safe_div
 from frameaudit._params import UNCERTAINTY, Choice, Flag, Integer, Optional, Real, constraints
 from frameaudit._registry import registered
 from frameaudit._roles import Names, Role, bind, column_names, owners
@@ -458,9 +458,9 @@ def expected_exposure(  # noqa: PLR0915 (the options are the reference's)
     exposures = _exposures(call, run, kept)
     # every partition's judged queries: a judged query the run lacks counts too
     rest = [c for c in by_names if c not in queries]
-    judged_queries = kept.select(queries).unique()
-    grid = run.select(rest).unique().join(judged_queries, how="cross") if rest else judged_queries
-    seen = exposures.select(keys).unique().with_columns(nw.lit(1).alias(_SEEN))
+    judged_queries = distinct(kept.select(queries))
+    grid = distinct(run.select(rest)).join(judged_queries, how="cross") if rest else judged_queries
+    seen = distinct(exposures.select(keys)).with_columns(nw.lit(1).alias(_SEEN))
     grid = grid.join(seen, on=keys, how="left")
     members, member_checks = _members(
         call,
@@ -592,7 +592,7 @@ def _members(
     items = kept.select(item)
     if call.exposed == "retrieved":
         items = nw.concat([items, run.select(item)], how="vertical")
-    items = items.unique()
+    items = distinct(items)
     if alignment is not None:
         frames, names = alignment_frames(alignment, group)
         return aligned(items, frames, names, item=item, source=source, unaligned=unaligned)
@@ -812,7 +812,7 @@ def _target_values(
         present=exposed,
     )
     if on:
-        missing = grid.select(on).unique().join(shares.select(on).unique(), on=on, how="anti")
+        missing = distinct(grid.select(on)).join(distinct(shares.select(on)), on=on, how="anti")
         checks.append(
             validate.offending(
                 missing,
@@ -867,8 +867,7 @@ def _group_values(
     if call.exposed == "retrieved":  # a retrieved item's group may have no judged item
         both = [cells.select(*keys, *groups), exposed.select(*keys, *groups)]
         cells = (
-            nw.concat(both, how="vertical")
-            .unique()
+            distinct(nw.concat(both, how="vertical"))
             .join(grid, on=keys, how="inner")
             .join(wanted, on=[*queries, *groups], how="left")
         )

@@ -54,6 +54,7 @@ from frameaudit._expr import (
     WHOLE,
     aggregate,
     discount,
+    distinct,
     divided_in,
     log1p,
     null_float,
@@ -243,8 +244,8 @@ def _prepare(
         known, universe_checks = listed_universe(lf, group_names, universe, source)
         checks += universe_checks
     lf = partitioned(lf, by_names)
-    distinct = {rank: "rank", **({item: "item"} if item is not None else {})}
-    checks.append(validate.distinct_within(lf, rankings, distinct, "ranking", screen=screen))
+    once = {rank: "rank", **({item: "item"} if item is not None else {})}
+    checks.append(validate.distinct_within(lf, rankings, once, "ranking", screen=screen))
     if weight is not None:
         checks += validate.unit_weights(lf, weight, rankings, "ranking")
     # weight 0 leaves the ranking out, from the sums and from the group sizes alike
@@ -254,7 +255,7 @@ def _prepare(
         assert item is not None
         lf, mapping, mapping_checks = join_mapping(lf, groups, source, item, group_names[0])
         checks += mapping_checks
-        known = mapping.select(group_names).unique()
+        known = distinct(mapping.select(group_names))
     several = rankings != partition
     if size is None:
         if sized and several and item is None:
@@ -368,7 +369,7 @@ def _join_alignment(
             )
             raise InvalidParameterError(msg)
     cells, checks = aligned(
-        prep.frame.select(prep.item).unique(),
+        distinct(prep.frame.select(prep.item)),
         frames,
         names,
         item=prep.item,
@@ -1770,7 +1771,7 @@ def awrf_js(
             else ranked.join(reference.shares, how="cross")
         ).select(*rankings, *groups_, nw.col(_SHARE).alias(_WANTED))
     cells_ = [*rankings, *groups_]
-    grid = nw.concat([per_group.select(cells_), wanted.select(cells_)], how="vertical").unique()
+    grid = distinct(nw.concat([per_group.select(cells_), wanted.select(cells_)], how="vertical"))
     grid = (
         grid.join(per_group.select(*cells_, _ATTENTION), on=cells_, how="left")
         .join(wanted, on=cells_, how="left")

@@ -48,7 +48,7 @@ from frameaudit import _validate as validate
 from frameaudit._combos import COMBO, Combos
 from frameaudit._docs import shared_docs
 from frameaudit._engine import Estimator, order_within
-from frameaudit._expr import safe_div
+from frameaudit._expr import distinct, safe_div
 from frameaudit._params import (
     COMBO_OPTION,
     UNCERTAINTY,
@@ -167,7 +167,7 @@ def _means(
     summed = runs.summed(per_sample, keys, {**sums, _N: runs.weighted()})
     estimates = runs.estimates
     if runs.groups or keys:
-        seen = runs.partitioned(per_sample.select(*runs.by, *keys).unique())
+        seen = runs.partitioned(distinct(per_sample.select(*runs.by, *keys)))
         grid = runs.estimation.grid(seen).join(seen, on=runs.partition, how="inner")
         summed = grid.join(summed, on=[*estimates, *keys], how="left").with_columns(
             *(nw.col(c).fill_null(0) for c in [*sums, _N])
@@ -240,7 +240,7 @@ def _positions(
     In sorted run order, or in ``order=`` (a list of every run, each once).
     """
     partition = runs.partition
-    per_run = runs.partitioned(runs.frame.select(*runs.by, RUN).unique())
+    per_run = runs.partitioned(distinct(runs.frame.select(*runs.by, RUN)))
     checks: list[validate.Check] = []
     if order is None:
         return per_run.with_columns(order_within(per_run, RUN, partition).alias(_POS)), checks
@@ -320,14 +320,14 @@ def _chosen_reference(
     if reference is None:
         return rows.group_by(partition).agg(nw.col(RUN).min().alias(_REF))
     partitions = rows.select(partition)
-    partitions = partitions.unique() if runs.by else partitions.head(1)
+    partitions = distinct(partitions) if runs.by else partitions.head(1)
     return partitions.with_columns(_run_value(runs, reference).alias(_REF))
 
 
 def _check_reference(runs: Runs, chosen: nw.LazyFrame[Any], picked: nw.LazyFrame[Any]) -> None:
     """Check that every partition of ``chosen`` has rows of its reference run in ``picked``."""
     partition = runs.partition
-    absent = chosen.join(picked.select(partition).unique(), on=partition, how="anti")
+    absent = chosen.join(distinct(picked.select(partition)), on=partition, how="anti")
     runs.checks.append(
         validate.offending(
             absent.select(nw.col(_REF).alias(runs.run)),

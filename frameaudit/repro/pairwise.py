@@ -31,7 +31,7 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._docs import shared_docs
 from frameaudit._engine import Estimator, cached, exact_sums, native_step
-from frameaudit._expr import aggregate, divided_in, over
+from frameaudit._expr import aggregate, distinct, divided_in, over
 from frameaudit._params import UNCERTAINTY, Choice, Flag, constraints
 from frameaudit._registry import metrics, registered
 from frameaudit._roles import Names
@@ -172,7 +172,7 @@ def _on_sides(runs: Runs) -> nw.LazyFrame[Any]:
 
 def _pairs_of_runs(runs: Runs) -> nw.LazyFrame[Any]:
     """The pairs of runs of each partition, oriented run_a < run_b (partition, RUN_A, RUN_B)."""
-    run_list = cached(runs.partitioned(runs.frame.select(*runs.by, RUN).unique()))
+    run_list = cached(runs.partitioned(distinct(runs.frame.select(*runs.by, RUN))))
     return cached(
         run_list.rename({RUN: RUN_A})
         .join(run_list.rename({RUN: RUN_B}), on=runs.partition)
@@ -230,9 +230,9 @@ def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
     est = runs.estimates
     weight = [WEIGHT] if runs.has_weights else []
     sums = {_COUNT: runs.weighted(), _DRAWN: nw.lit(1, dtype=nw.Int64)}
-    samples = runs.frame.select(*runs.by, SAMPLE, TARGET, *weight).unique()
+    samples = distinct(runs.frame.select(*runs.by, SAMPLE, TARGET, *weight))
     totals = runs.summed(samples, [TARGET], sums)
-    run_list = runs.partitioned(runs.frame.select(*runs.by, RUN).unique())
+    run_list = runs.partitioned(distinct(runs.frame.select(*runs.by, RUN)))
     right = run_list.join(totals, on=runs.partition).select(
         *est, RUN, nw.col(TARGET).alias(_CELL_A), nw.col(TARGET).alias(_CELL_B), _COUNT, _DRAWN
     )
