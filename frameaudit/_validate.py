@@ -569,7 +569,7 @@ def values_present(
     :meth:`frameaudit.exceptions.InvalidValueError.of_check` adds a hint when one of them is
     close.
     """
-    found = _values_found(frame, column, limit)
+    found = functools.cache(lambda: _values_found(frame, column, limit))  # for the diagnostics
     total = nw.col("__fa_found_total")
     more = nw.when(total > limit).then(
         text.joined(", ... (", text.integer(total - limit), " more)")

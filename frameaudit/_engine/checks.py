@@ -133,9 +133,10 @@ class Rule:
     # bounds): cheaper than a per-row flag, so Polars computes it instead when it can
     screen: Written | None = None
     absent: bool = False
-    # a one-row frame of further values the message shows (e.g. the values found), computed
-    # with the diagnostics only; rules may share one
-    context: nw.LazyFrame[Any] | None = None
+    # a one-row frame of further values the message shows (e.g. the values found), built and
+    # computed with the diagnostics only (Polars builds them after a failed proof): a function
+    # that builds it; rules may share one
+    context: Callable[[], nw.LazyFrame[Any]] | None = None
 
 
 def merge_rules(checks: Sequence[Check]) -> list[Check]:
@@ -211,7 +212,7 @@ def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
         rows = (base.with_columns(*columns) if columns else base).select(*full)
         contexts = {id(r.context): r.context for r in rules if r.context is not None}
         for context in contexts.values():
-            rows = rows.join(context, how="cross")
+            rows = rows.join(context(), how="cross")
         return rows, nw.coalesce(*messages)
 
     return Check.proved_or_diagnosed(proof, holds, diagnose)
