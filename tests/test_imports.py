@@ -197,3 +197,6 @@ def test_a_family_takes_few_names_from_the_engine(module: str) -> None:
         {name or base for _, base, name in _imports(module) if _within(base, "frameaudit._engine")}
     )
     assert len(names) <= ENGINE_NAMES, f"{module} imports {len(names)} engine names: {names}"
+    # an error's text is written through the check layer (validate.message), the same on
+    # every engine, never assembled from the engine's text pieces in a family
+    assert "text" not in names, f"{module} writes text with the engine's text module"

@@ -47,7 +47,6 @@ from frameaudit._engine import (
     exact_sums,
     group_silhouettes,
     nearest_centroid_sums,
-    text,
 )
 from frameaudit._expr import (
     aggregate,
@@ -1109,22 +1108,17 @@ def _at_least_two_clusters(prep: _Prepared, cluster: str) -> validate.Check:
     counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
     keys = [*prep.by, "__fa_k"]
     summary = validate.first_offender(counts, offenders, keys, "k")
-    found = text.integer(nw.col(f"k{len(prep.by)}"))
     head = f"cluster={cluster!r}: silhouette_difference needs at least 2 clusters"
     if prep.by:
-        where = validate.example_text(prep.by, "k")
-        assert where is not None  # by= names columns of the caller's
-        message = text.joined(
+        # a partition holds rows, and a null label is refused first: fewer than 2 is one
+        message = validate.message(
             f"{head} in every partition; ",
-            text.integer(nw.col("n")),
-            " partition(s) have fewer (e.g. ",
-            where,
-            ": ",
-            found,
-            ")",
+            nw.col("n"),
+            " partition(s) have only one",
+            validate.example_text(prep.by, "k"),
         )
     else:
-        message = text.joined(f"{head}; found ", found)
+        message = validate.message(f"{head}; found ", nw.col("k0"), "")
     return validate.Check(summary, nw.when(nw.col("n") > 0).then(message))
 
 

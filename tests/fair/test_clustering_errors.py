@@ -217,7 +217,10 @@ def test_silhouette_needs_two_clusters() -> None:
     )
     with pytest.raises(
         InvalidValueError,
-        match=r"in every partition; 1 partition\(s\) have fewer \(e.g. part=1: 1\)",
+        match=(
+            r"at least 2 clusters in every partition; "
+            r"1 partition\(s\) have only one \(e.g. part=1\)$"
+        ),
     ):
         _run(
             fa.fair.silhouette_difference, partly.lazy(), a="a", b="b", features=FEATURES, by="part"
