@@ -110,7 +110,14 @@ def join_mapping(
     mapping, checks = item_groups(groups, source, item=item, group=group)
     joined = lf.join(mapping, on=item, how="left")
     unmapped = joined.filter(nw.col(group).is_null()).select(nw.col(item))
-    return joined, mapping, [*checks, _unmapped_check(unmapped, item)]
+    unmapped_check = validate.offending(
+        unmapped,
+        [item],
+        "groups=: ",
+        " ranked row(s) have an item missing from the mapping",
+        "; every ranked item needs a group",
+    )
+    return joined, mapping, [*checks, unmapped_check]
 
 
 def item_groups(
@@ -148,15 +155,6 @@ def item_groups(
         ),
     ]
     return mapping, checks
-
-
-def _unmapped_check(unmapped: nw.LazyFrame[Any], item: str) -> validate.Check:
-    both = unmapped.select(nw.len().cast(nw.Int64).alias("n"), nw.col(item).min().alias("example"))
-    found = " ranked row(s) have an item missing from the mapping"
-    example = validate.keyed(item, "example")
-    tail = "; every ranked item needs a group"
-    message = validate.counted_message("groups=: ", "n", found, example, tail=tail)
-    return validate.Check(both, message)
 
 
 def target_shares(
