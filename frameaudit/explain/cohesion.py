@@ -314,12 +314,7 @@ def _overall_missing(
             rows = reference.select(nw.len().cast(nw.Int64).alias("n"))
             return rows, nw.when(nw.col("n") == 0).then(nw.lit(head + tail))
         without = distinct(lf.select(by)).join(distinct(reference.select(by)), on=by, how="anti")
-        found = without.select(
-            nw.len().cast(nw.Int64).alias("n"), validate.row_text(by).min().alias("e")
-        )
-        return found, validate.counted_message(
-            f"{head} in ", "n", " partition(s)", nw.col("e"), tail=tail
-        )
+        return validate.offending(without, by, f"{head} in ", " partition(s)", tail).diagnosis()
 
     return validate.Check(None, None, later=diagnose)
 
@@ -418,14 +413,13 @@ def _feature_problems(pairs: _Pairs) -> validate.Check:
     """
     by, group, feature, groups = pairs.by, pairs.group, pairs.feature, pairs.groups
     window = pairs.window
-    shown = validate.row_text([*window, feature]).min().alias("e")
+    head = f"group={group!r}: every group must rank the same features as the overall ranking; "
 
     def problem(found: nw.LazyFrame[Any], what: str) -> validate.Check:
-        counted = found.select(nw.len().cast(nw.Int64).alias("n"), shown)
-        head = f"group={group!r}: every group must rank the same features as the overall ranking; "
-        found_text = f" (group, feature) pair(s) {what}"
-        message = validate.counted_message(head, "n", found_text, nw.col("e"))
-        return validate.Check(counted, message)
+        keys = [*window, feature]
+        return validate.offending(
+            found.select(keys), keys, head, f" (group, feature) pair(s) {what}"
+        )
 
     repeats = validate.distinct_within(pairs.source.frame, window, {feature: "feature"}, "group")
     unmatched = pairs.pairs.filter(nw.col(_RPOS).is_null())
