@@ -46,14 +46,15 @@ from frameaudit._engine import (
     exact_means,
     exact_sums,
     group_silhouettes,
+    native_step,
     nearest_centroid_sums,
 )
 from frameaudit._expr import (
     aggregate,
+    divided_in,
     hashed_keys,
     joined_on,
     nan_to_null,
-    null_float,
     partitioned,
     safe_div,
 )
@@ -281,53 +282,57 @@ def _present(
 # --- label metrics -------------------------------------------------------------------------
 
 
-def _f64(name: str) -> nw.Expr:
-    return nw.col(name).cast(nw.Float64)
+def _f64(name: str, ns: Any = nw) -> Any:
+    return ns.col(name).cast(ns.Float64)
 
 
-def _over_positive(numerator: nw.Expr, denominator: nw.Expr) -> nw.Expr:
+def _over_positive(numerator: Any, denominator: Any, ns: Any = nw) -> Any:
     """Numerator / denominator for a denominator that is 0 only when the value is undefined."""
-    return nw.when(denominator > 0).then(numerator / denominator)
+    return ns.when(denominator > 0).then(numerator / denominator)
 
 
-def _balance_term() -> nw.Expr:
-    rho_a, rho_b = nw.col("rho_a"), nw.col("rho_b")
+# The per-cluster steps below are written for either namespace (narwhals', or Polars' own on
+# Polars: ``native_step``), as every call builds them.
+
+
+def _balance_term(ns: Any) -> Any:
+    rho_a, rho_b = ns.col("rho_a"), ns.col("rho_b")
     return (
-        nw.when(rho_a.is_null() | rho_b.is_null())
-        .then(null_float())
+        ns.when(rho_a.is_null() | rho_b.is_null())
+        .then(ns.lit(None, dtype=ns.Float64))
         .when(rho_a <= rho_b)
         .then(rho_a)
         .otherwise(rho_b)
     )
 
 
-def _ratio_term() -> nw.Expr:
-    return safe_div(_f64("n_a"), _f64("n_b"))
+def _ratio_term(ns: Any) -> Any:
+    return divided_in(ns, _f64("n_a", ns), _f64("n_b", ns))
 
 
-def _tv_term() -> nw.Expr:
-    return 0.5 * (nw.col("share_a") - nw.col("share_b")).abs()
+def _tv_term(ns: Any) -> Any:
+    return 0.5 * (ns.col("share_a") - ns.col("share_b")).abs()
 
 
-def _kl_term() -> nw.Expr:
-    share_a, share_b = nw.col("share_a"), nw.col("share_b")
+def _kl_term(ns: Any) -> Any:
+    share_a, share_b = ns.col("share_a"), ns.col("share_b")
     # An undefined share gives null; 0·ln 0 = 0: the logarithm's argument is 1 there (engines
     # that evaluate every branch would otherwise take ln 0); P_b(c) = 0 < P_a(c) gives
     # ln(+inf) = +inf. One when-chain: each one costs plan-building time.
     ratio = (
-        nw.when(share_b.is_null())
-        .then(null_float())
+        ns.when(share_b.is_null())
+        .then(ns.lit(None, dtype=ns.Float64))
         .when(share_a == 0)
-        .then(nw.lit(1.0))
+        .then(ns.lit(1.0))
         .when(share_b == 0)
-        .then(nw.lit(float("inf")))
+        .then(ns.lit(float("inf")))
         .otherwise(share_a / share_b)
     )
     return share_a * ratio.log()
 
 
 # metric → (its per-cluster term, how the terms reduce over clusters, the columns it needs)
-_LABEL_METRICS: dict[str, tuple[Callable[[], nw.Expr], Literal["min", "sum"], tuple[str, ...]]] = {
+_LABEL_METRICS: dict[str, tuple[Callable[[Any], Any], Literal["min", "sum"], tuple[str, ...]]] = {
     "cluster_balance": (_balance_term, "min", ("rho_a", "rho_b")),
     "min_cluster_ratio": (_ratio_term, "min", ()),
     "cluster_distribution_tv": (_tv_term, "sum", ("share_a", "share_b")),
@@ -336,22 +341,25 @@ _LABEL_METRICS: dict[str, tuple[Callable[[], nw.Expr], Literal["min", "sum"], tu
 
 _TOTALS = {"__fa_total": "n_cluster", "__fa_total_a": "n_a", "__fa_total_b": "n_b"}
 
+
+def _share(count: str, total: str) -> Callable[[Any], Any]:
+    """A group's share of the partition's points in a cluster: n_g(c) / N_g."""
+    return lambda ns: _over_positive(_f64(count, ns), ns.col(total), ns)
+
+
+def _rho(count: str, total: str) -> Callable[[Any], Any]:
+    """A group's representation in a cluster against the data: (n_g(c)/n(c)) / (N_g/N)."""
+    return lambda ns: _over_positive(
+        _f64(count, ns) * ns.col("__fa_total"), _f64("n_cluster", ns) * ns.col(total), ns
+    )
+
+
 # per-cluster column → (its expression, the partition totals it reads)
-_SHARES: dict[str, tuple[Callable[[], nw.Expr], tuple[str, ...]]] = {
-    "share_a": (lambda: _over_positive(_f64("n_a"), nw.col("__fa_total_a")), ("__fa_total_a",)),
-    "share_b": (lambda: _over_positive(_f64("n_b"), nw.col("__fa_total_b")), ("__fa_total_b",)),
-    "rho_a": (
-        lambda: _over_positive(
-            _f64("n_a") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_a")
-        ),
-        ("__fa_total", "__fa_total_a"),
-    ),
-    "rho_b": (
-        lambda: _over_positive(
-            _f64("n_b") * nw.col("__fa_total"), _f64("n_cluster") * nw.col("__fa_total_b")
-        ),
-        ("__fa_total", "__fa_total_b"),
-    ),
+_SHARES: dict[str, tuple[Callable[[Any], Any], tuple[str, ...]]] = {
+    "share_a": (_share("n_a", "__fa_total_a"), ("__fa_total_a",)),
+    "share_b": (_share("n_b", "__fa_total_b"), ("__fa_total_b",)),
+    "rho_a": (_rho("n_a", "__fa_total_a"), ("__fa_total", "__fa_total_a")),
+    "rho_b": (_rho("n_b", "__fa_total_b"), ("__fa_total", "__fa_total_b")),
 }
 
 
@@ -433,17 +441,22 @@ def _label_metrics(
     # with a bootstrap the counts are per replicate: the checks read the points instead
     present = prep.frame if estimator.bootstrap else counts
     _present(prep, present, metrics[0], group=group, a=a, b=b)
+
     # DuckDB sums are decimals, hence the casts.
-    size = nw.Float64 if weight else nw.Int64
-    n = nw.col(_POINTS).cast(size)
-    per = exact_sums(
-        counts.with_columns(
+    def size(ns: Any) -> Any:
+        return ns.Float64 if weight else ns.Int64
+
+    def cell_counts(ns: Any) -> list[Any]:
+        n = ns.col(_POINTS).cast(size(ns))
+        return [
             n.alias("n_cluster"),
-            ((nw.col(group) == a).cast(size) * n).alias("n_a"),
-            ((nw.col(group) == b).cast(size) * n).alias("n_b"),
-        ),
-        [*prep.estimation.estimates, cluster],
-        _COUNTS,
+            ((ns.col(group) == a).cast(size(ns)) * n).alias("n_a"),
+            ((ns.col(group) == b).cast(size(ns)) * n).alias("n_b"),
+        ]
+
+    estimates = prep.estimation.estimates
+    per = exact_sums(
+        native_step(counts, "with_columns", cell_counts), [*estimates, cluster], _COUNTS
     )
     needed = {column for metric in metrics for column in _LABEL_METRICS[metric][2]}
     derived = list(_SHARES) if per_cluster else [s for s in _SHARES if s in needed]
@@ -451,18 +464,28 @@ def _label_metrics(
     if derived:
         wanted = {total: column for total, column in _TOTALS.items() if total in totals}
         summed = exact_sums(
-            per.select(*prep.estimation.estimates, *(_f64(c).alias(t) for t, c in wanted.items())),
-            prep.estimation.estimates,
+            native_step(
+                per,
+                "select",
+                lambda ns: [*estimates, *(_f64(c, ns).alias(t) for t, c in wanted.items())],
+            ),
+            estimates,
             list(wanted),
         )
-        hashed = hashed_keys(prep.estimation.estimates)
-        per = joined_on(per, summed.select(*hashed, *wanted), hashed).with_columns(
-            _SHARES[name][0]().alias(name) for name in derived
+        hashed = hashed_keys(estimates)
+        per = native_step(
+            joined_on(per, summed.select(*hashed, *wanted), hashed),
+            "with_columns",
+            lambda ns: [_SHARES[name][0](ns).alias(name) for name in derived],
         )
-    detail = per.with_columns(_LABEL_METRICS[metric][0]().alias(metric) for metric in metrics)
+    detail = native_step(
+        per,
+        "with_columns",
+        lambda ns: [_LABEL_METRICS[metric][0](ns).alias(metric) for metric in metrics],
+    )
     if per_cluster:
-        sizes = (nw.col(c).cast(size) for c in _COUNTS)
-        detail = detail.select(*prep.estimation.estimates, cluster, *sizes, *_SHARES, *metrics)
+        sizes = (nw.col(c).cast(size(nw)) for c in _COUNTS)
+        detail = detail.select(*estimates, cluster, *sizes, *_SHARES, *metrics)
         return _conclude(prep, detail, metrics, [cluster], [*_COUNTS, *_SHARES])
     defined = [f"{_DEFINED}{i}" for i in range(len(metrics))]
     added = [m for m in metrics if _LABEL_METRICS[m][1] == "sum"]
@@ -474,14 +497,18 @@ def _label_metrics(
             ns.len().alias(_POINTS),
         ]
 
-    reduced = exact_sums(detail, prep.estimation.estimates, added, also=reductions)
-    summary = reduced.select(
-        *prep.estimation.estimates,
-        *(
-            nw.when(nw.col(d) < nw.col(_POINTS)).then(null_float()).otherwise(nw.col(m)).alias(m)
-            for m, d in zip(metrics, defined, strict=True)
-        ),
-    )
+    def undefined_as_null(ns: Any) -> list[Any]:
+        null = ns.lit(None, dtype=ns.Float64)
+        return [
+            *estimates,
+            *(
+                ns.when(ns.col(d) < ns.col(_POINTS)).then(null).otherwise(ns.col(m)).alias(m)
+                for m, d in zip(metrics, defined, strict=True)
+            ),
+        ]
+
+    reduced = exact_sums(detail, estimates, added, also=reductions)
+    summary = native_step(reduced, "select", undefined_as_null)
     return _conclude(prep, summary, metrics)
 
 
