@@ -416,9 +416,8 @@ def _feature_problems(pairs: _Pairs) -> validate.Check:
     head = f"group={group!r}: every group must rank the same features as the overall ranking; "
 
     def problem(found: nw.LazyFrame[Any], what: str) -> validate.Check:
-        keys = [*window, feature]
         return validate.offending(
-            found.select(keys), keys, head, f" (group, feature) pair(s) {what}"
+            found, [*window, feature], head, f" (group, feature) pair(s) {what}"
         )
 
     repeats = validate.distinct_within(pairs.source.frame, window, {feature: "feature"}, "group")

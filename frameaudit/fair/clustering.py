@@ -1132,20 +1132,15 @@ def _at_least_two_clusters(prep: _Prepared, cluster: str) -> validate.Check:
     k = nw.col(cluster).n_unique().cast(nw.Int64).alias("__fa_k")
     per = aggregate(prep.frame, prep.by, k)
     offenders = per.filter(nw.col("__fa_k") < 2)
-    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
-    keys = [*prep.by, "__fa_k"]
-    summary = validate.first_offender(counts, offenders, keys, "k")
     head = f"cluster={cluster!r}: silhouette_difference needs at least 2 clusters"
     if prep.by:
         # a partition holds rows, and a null label is refused first: fewer than 2 is one
-        message = validate.message(
-            f"{head} in every partition; ",
-            nw.col("n"),
-            " partition(s) have only one",
-            validate.example_text(prep.by, "k"),
+        return validate.offending(
+            offenders, prep.by, f"{head} in every partition; ", " partition(s) have only one"
         )
-    else:
-        message = validate.message(f"{head}; found ", nw.col("k0"), "")
+    counts = offenders.select(nw.len().cast(nw.Int64).alias("n"))
+    summary = validate.first_offender(counts, offenders, ["__fa_k"], "k")
+    message = validate.message(f"{head}; found ", nw.col("k0"), "")
     return validate.Check(summary, nw.when(nw.col("n") > 0).then(message))
 
 
