@@ -463,14 +463,16 @@ def _label_metrics(
     totals = {total for name in derived for total in _SHARES[name][1]}
     if derived:
         wanted = {total: column for total, column in _TOTALS.items() if total in totals}
+        # counts of points are integers, summed exactly as they are; sums of weights are floats
         summed = exact_sums(
             native_step(
                 per,
                 "select",
-                lambda ns: [*estimates, *(_f64(c, ns).alias(t) for t, c in wanted.items())],
+                lambda ns: [*estimates, *(ns.col(c).alias(t) for t, c in wanted.items())],
             ),
             estimates,
             list(wanted),
+            floats=list(wanted) if weight else [],
         )
         hashed = hashed_keys(estimates)
         per = native_step(
