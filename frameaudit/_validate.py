@@ -596,32 +596,7 @@ def _values_found(frame: nw.LazyFrame[Any], column: str, limit: int) -> nw.LazyF
     The values are shown as the text of each (quoted, as ``repr`` quotes a string).
     """
     values = distinct(frame.select(column)).filter(~nw.col(column).is_null())
-    total = values.select(nw.len().cast(nw.Int64).alias("__fa_found_total"))
-    # the first values numbered by how many of them are smaller or equal (no window: Dask)
-    head = values.sort(column).head(limit)
-    pairs = head.join(head.select(nw.col(column).alias("__fa_other")), how="cross")
-    ranked = (
-        pairs.filter(nw.col("__fa_other") <= nw.col(column))
-        .group_by(column)
-        .agg(nw.len().alias("__fa_rank"))
-    )
-    first = text.with_reprs(ranked)
-    dtype = frame.collect_schema()[column]
-    plain = isinstance(dtype, (nw.String, nw.Categorical, nw.Enum, nw.Date))
-    value = text.quoted(nw.col(column).cast(nw.String) if plain else text.repr_of(column))
-    slots = first.with_columns(
-        *(
-            nw.when(nw.col("__fa_rank") == j).then(value).alias(f"__fa_v{j}")
-            for j in range(1, limit + 1)
-        )
-    )
-    listing = slots.select(*(nw.col(f"__fa_v{j}").max() for j in range(1, limit + 1)))
-    listed = listing.select(
-        nw.concat_str(
-            *(f"__fa_v{j}" for j in range(1, limit + 1)), separator=", ", ignore_nulls=True
-        ).alias("__fa_found")
-    )
-    return total.join(listed, how="cross")
+    return text.value_listing(values, column, limit)
 
 
 def constant_within(

@@ -115,3 +115,31 @@ def test_any_text_reads_as_python_repr(values: list[str]) -> None:
     frame = pl.DataFrame({"value": values}, schema={"value": pl.String})
     for make in ENGINES.values():
         assert _formatted(make(frame), "value") == _expected(values)
+
+
+def _listed(values: list[Any], limit: int) -> tuple[int, str]:
+    """What the listing of the values found reads, as Python writes it.
+
+    The distinct non-null values in sorted order (NaN last), the first ``limit``, each as
+    quoted text: a string or a date its own text, another value its ``repr``.
+    """
+    found = sorted(
+        {v for v in values if v is not None},
+        key=lambda v: (isinstance(v, float) and math.isnan(v), v),
+    )
+    shown = [repr(str(v) if isinstance(v, (str, dt.date)) else repr(v)) for v in found[:limit]]
+    return len(found), ", ".join(shown)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("limit", [3, 100])
+def test_the_values_found_are_listed_as_python_writes_them(engine: str, limit: int) -> None:
+    """DuckDB lists them in one aggregation, the other engines through narwhals' steps."""
+    columns = {"float": [v for v in FLOATS if str(v) != "-0.0"], **OTHERS}
+    for column, values in columns.items():
+        frame = nw.from_native(ENGINES[engine](pl.DataFrame({column: values})))
+        present = frame.filter(~nw.col(column).is_null()).unique()
+        for kept in (present, present.filter(nw.col(column).is_null())):
+            listing = text.value_listing(kept, column, limit).collect(backend="polars")
+            expected = _listed(values, limit) if kept is present else (0, "")
+            assert listing.rows() == [expected], column
