@@ -69,8 +69,8 @@ def joined(*parts: str | nw.Expr) -> nw.Expr:
     DuckDB's and Spark's SQL for a text holds each part once; with nulls propagating, narwhals
     writes each part a second time for the test (a fifth of the SQL of a check's messages).
     """
-    parts_ = (nw.lit(p) if isinstance(p, str) else p for p in parts)
-    return nw.concat_str(*parts_, ignore_nulls=True)
+    texts = (nw.lit(p) if isinstance(p, str) else p for p in parts)
+    return nw.concat_str(*texts, ignore_nulls=True)
 
 
 def quoted(value: nw.Expr) -> nw.Expr:
