@@ -363,6 +363,46 @@ def test_duckdb_call_with_an_interval_runs_no_query() -> None:
     assert len(reads) == ranking.BASE.height
 
 
+# --- a frame given beside the data ----------------------------------------------------------------
+
+_ONE_ROW_PER_CLUSTER = "one row per cluster"  # the text of the centroids' uniqueness check
+
+
+def test_duckdb_proves_the_checks_of_a_given_frame_when_the_call_is_built() -> None:
+    """Valid centroids (a frame in memory) are checked as the call is built: the query carries
+    none of their checks, and the data is still not read."""
+    relation = duckdb.from_arrow(CLUSTERS.to_arrow())
+    result = _sfr(relation, centroids=CENTROIDS)
+    assert _ONE_ROW_PER_CLUSTER not in result.sql_query()
+    assert_frame_close(result.pl(), _sfr(CLUSTERS, centroids=CENTROIDS))
+    # the checks of the data stay in the query: a null group raises when the result is read
+    assert "role columns must not be null" in result.sql_query()
+    null_group = CLUSTERS.with_columns(pl.lit(None, pl.String).alias("group"))
+    late = _sfr(duckdb.from_arrow(null_group.to_arrow()), centroids=CENTROIDS)
+    with pytest.raises(fa.InvalidValueError, match="must not be null"), frameaudit_errors():
+        late.fetchall()
+
+
+def test_duckdb_keeps_a_failed_check_of_a_given_frame_in_its_place() -> None:
+    """A failed check of the centroids stays in the query: it raises when the result is read
+    (not when the call is built), and a check of the data listed before it still comes first,
+    as on Polars."""
+    twice = pl.concat([CENTROIDS, CENTROIDS.head(1)])
+    relation = duckdb.from_arrow(CLUSTERS.to_arrow())
+    result = _sfr(relation, centroids=twice)  # no error yet
+    assert _ONE_ROW_PER_CLUSTER in result.sql_query()
+    with pytest.raises(fa.InvalidValueError, match=_ONE_ROW_PER_CLUSTER), frameaudit_errors():
+        result.fetchall()
+    nan_data = CLUSTERS.with_columns(pl.lit(math.nan).alias("x1"))
+    with pytest.raises(fa.InvalidValueError) as on_polars:
+        _sfr(nan_data, centroids=twice)
+    assert _ONE_ROW_PER_CLUSTER not in str(on_polars.value)
+    nan_relation = duckdb.from_arrow(nan_data.to_arrow())
+    with pytest.raises(fa.InvalidValueError) as on_duckdb, frameaudit_errors():
+        _sfr(nan_relation, centroids=twice).fetchall()
+    assert str(on_duckdb.value) == str(on_polars.value)
+
+
 @pytest.mark.spark
 def test_spark_call_starts_no_job(spark_session: Any) -> None:
     context = spark_session.sparkContext

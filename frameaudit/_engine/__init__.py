@@ -35,6 +35,7 @@ from frameaudit._engine.checks import (
     Rule,
     Written,
     first_failed,
+    given,
     merge_rules,
 )
 from frameaudit._engine.combos import combined
@@ -127,6 +128,7 @@ __all__ = [
     "expressions",
     "first_failed",
     "from_engine",
+    "given",
     "group_silhouettes",
     "grouped_views",
     "interval",

@@ -18,6 +18,12 @@ engine's business:
   when the proof fails, on the way to the error);
 * on the other lazy engines (Dask) the messages run as one query when the metric is called.
 
+A check on a frame the caller gave beside the data (centroids, a group mapping, an overall
+ranking: ``given``) reads a table that is in memory on DuckDB, where
+:meth:`~frameaudit._engine.convert.Source.align` rebuilds it on the data's connection. There
+it is proved when the call is built (:func:`unproved`), and only a check that fails stays in
+the query, at its place in the order: a valid call's query carries no such check.
+
 Row-level rules on one frame are merged first (:func:`merge_rules`), so that all of them cost
 one pass over the data instead of one query each.
 """
@@ -25,7 +31,7 @@ one pass over the data instead of one query each.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import narwhals.stable.v2 as nw
@@ -42,9 +48,11 @@ __all__ = [
     "attach",
     "diagnostics",
     "first_failed",
+    "given",
     "guarded",
     "merge_rules",
     "raise_first",
+    "unproved",
 ]
 
 MESSAGE = "__fa_message"
@@ -75,6 +83,8 @@ class Check:
 
     Row-level checks instead carry ``rules`` on a ``base`` frame (:meth:`of_rules`);
     :func:`merge_rules` turns all the rules on one frame into a single check before they run.
+
+    ``given``: the check reads only a frame the caller gave beside the data (:func:`given`).
     """
 
     frame: nw.LazyFrame[Any] | None
@@ -84,6 +94,7 @@ class Check:
     base: nw.LazyFrame[Any] | None = None
     rules: tuple[Rule, ...] = ()
     later: Callable[[], Diagnosis] | None = None
+    given: bool = False
 
     @classmethod
     def proved_or_diagnosed(
@@ -139,24 +150,42 @@ class Rule:
     context: Callable[[], nw.LazyFrame[Any]] | None = None
 
 
+def given(checks: Sequence[Check]) -> list[Check]:
+    """``checks``, marked as reading only a frame the caller gave beside the data.
+
+    For the checks of a frame brought into the data's engine by
+    :meth:`~frameaudit._engine.convert.Source.align` (and of steps on it alone): on DuckDB they
+    are proved when the call is built (:func:`unproved`).
+    """
+    return [replace(check, given=True) for check in checks]
+
+
 def merge_rules(checks: Sequence[Check]) -> list[Check]:
     """Evaluate all rules on one frame in one aggregation instead of one query per rule.
 
     The merged check takes the place of the first rule check on its frame, so errors keep the
-    order in which the checks were listed.
+    order in which the checks were listed; it is ``given`` when all of them are.
     """
     slots: list[Check | int] = []
-    groups: dict[int, tuple[nw.LazyFrame[Any], list[Rule]]] = {}
+    groups: dict[int, tuple[nw.LazyFrame[Any], list[Rule], list[bool]]] = {}
     for check in checks:
         if check.base is None:
             slots.append(check)
             continue
         key = id(check.base)
         if key not in groups:
-            groups[key] = (check.base, [])
+            groups[key] = (check.base, [], [])
             slots.append(key)
         groups[key][1].extend(check.rules)
-    return [slot if isinstance(slot, Check) else _merged(*groups[slot]) for slot in slots]
+        groups[key][2].append(check.given)
+    merged = []
+    for slot in slots:
+        if isinstance(slot, Check):
+            merged.append(slot)
+            continue
+        base, rules, marks = groups[slot]
+        merged.append(replace(_merged(base, rules), given=all(marks)))
+    return merged
 
 
 def _merged(base: nw.LazyFrame[Any], rules: Sequence[Rule]) -> Check:
@@ -268,20 +297,40 @@ def guarded(result: nw.LazyFrame[Any], checks: Sequence[Check]) -> nw.LazyFrame[
 
 
 def _raise_now(checks: Sequence[Check]) -> None:
-    """Run the checks now, one query each: the proof, and the diagnostics if it fails.
-
-    The one-row frames are read into Polars, which evaluates the proofs and the messages
-    (Dask cannot compute expressions over an aggregated frame).
-    """
+    """Run the checks now, one query each: the proof, and the diagnostics if it fails."""
     for check in checks:
-        if check.quick is not None:
-            (row,) = _read(check.quick).collect().rows(named=True)
-            if _proves(check, row):
-                continue
-        frame, message = check.diagnosis()
-        text = with_reprs(_read(frame)).select(message).collect().item()
+        text = _message_now(check)
         if text is not None:
             raise InvalidValueError.of_check(text)
+
+
+def _message_now(check: Check) -> str | None:
+    """The check's error text, computed now (None when it holds).
+
+    The proof first, then the diagnostics if it fails. The one-row frames are read into
+    Polars, which evaluates the proofs and the messages (Dask cannot compute expressions over
+    an aggregated frame).
+    """
+    if check.quick is not None:
+        (row,) = _read(check.quick).collect().rows(named=True)
+        if _proves(check, row):
+            return None
+    frame, message = check.diagnosis()
+    text: str | None = with_reprs(_read(frame)).select(message).collect().item()
+    return text
+
+
+def unproved(result: nw.LazyFrame[Any], checks: Sequence[Check]) -> list[Check]:
+    """The (merged) ``checks`` that the query of ``result`` must still carry.
+
+    On DuckDB a ``given`` check reads a small table in memory: it is computed now, and left
+    out when it holds (building its messages into the query took a third of the checks'
+    building in social_fairness_ratio with centroids). One that fails stays, so that the
+    first failed check in their order still raises when the result is read.
+    """
+    if result.implementation is not nw.Implementation.DUCKDB:
+        return list(checks)
+    return [check for check in checks if not check.given or _message_now(check) is not None]
 
 
 def _read(frame: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:

@@ -37,6 +37,7 @@ from frameaudit._engine.checks import (
     guarded,
     merge_rules,
     raise_first,
+    unproved,
 )
 from frameaudit._engine.native import namespace_of, native_step
 from frameaudit._engine.plans import materialized_shared, sorted_by
@@ -458,6 +459,7 @@ def from_engine(
     sort_by = list(sort_by)
     checks = merge_rules(checks)
     if not source.kind.on_polars:
+        checks = unproved(result, checks)
         if checks:
             result = guarded(result, checks)
         lazy = sorted_by(result, sort_by).to_native()

@@ -345,14 +345,18 @@ def _overall_frame(
         validate.require_dtype(ranked, importance, "importance", "numeric")
     ranked = ranked.with_columns(nw.col(feature).cast(feature_dtype))
     keys = [*shared, feature]
-    checks = [
-        validate.non_empty(ranked, "overall"),
-        validate.no_nulls(ranked, {feature: "overall feature", importance: "overall importance"}),
-        validate.finite(ranked, {importance: f"importance={importance!r} (overall)"}),
-        validate.unique_within(
-            ranked, keys, "overall=", "a feature may appear once in the overall ranking"
-        ),
-    ]
+    checks = validate.given(
+        [
+            validate.non_empty(ranked, "overall"),
+            validate.no_nulls(
+                ranked, {feature: "overall feature", importance: "overall importance"}
+            ),
+            validate.finite(ranked, {importance: f"importance={importance!r} (overall)"}),
+            validate.unique_within(
+                ranked, keys, "overall=", "a feature may appear once in the overall ranking"
+            ),
+        ]
+    )
     if shared != by:
         # The overall ranking is shared by the partitions that differ only in other columns.
         partitions = distinct(lf.select(by))

@@ -106,23 +106,25 @@ def aligned(
                 )
                 raise InvalidDtypeError(msg)
             dimension = dimension.with_columns(nw.col(item).cast(item_dtype))
-        checks += [
-            validate.no_nulls(
-                dimension,
-                {item: "alignment item", group: "alignment group", _WEIGHT: "alignment weight"},
-            ),
-            validate.in_range(dimension, _WEIGHT, "alignment weight", 0, 1),
-            validate.unique_within(
-                dimension, [item, group], "alignment=", "one weight per (item, group)"
-            ),
-            validate.sums_to_one(
-                dimension,
-                _WEIGHT,
-                [item],
-                "alignment=: the weights of ",
-                " item(s) do not sum to 1",
-            ),
-        ]
+        checks += validate.given(
+            [
+                validate.no_nulls(
+                    dimension,
+                    {item: "alignment item", group: "alignment group", _WEIGHT: "alignment weight"},
+                ),
+                validate.in_range(dimension, _WEIGHT, "alignment weight", 0, 1),
+                validate.unique_within(
+                    dimension, [item, group], "alignment=", "one weight per (item, group)"
+                ),
+                validate.sums_to_one(
+                    dimension,
+                    _WEIGHT,
+                    [item],
+                    "alignment=: the weights of ",
+                    " item(s) do not sum to 1",
+                ),
+            ]
+        )
         dimensions.append(dimension)
     if listed:
         items = distinct(nw.concat([items, *(d.select(item) for d in dimensions)], how="vertical"))

@@ -66,7 +66,7 @@ def listed_universe(
     listed = distinct(listed.with_columns(nw.col(g).cast(schema[g]) for g in groups))
     outside = distinct(lf.select(groups)).join(listed, on=groups, how="anti")
     return listed, [
-        validate.no_nulls(listed, dict.fromkeys(groups, "universe")),
+        *validate.given([validate.no_nulls(listed, dict.fromkeys(groups, "universe"))]),
         validate.offending(
             outside,
             groups,
@@ -146,14 +146,16 @@ def item_groups(
             )
             raise InvalidDtypeError(msg)
         mapping = mapping.with_columns(nw.col(item).cast(item_dtype))
-    checks = [
-        validate.no_nulls(
-            mapping, {item: "groups (mapping) item", group: "groups (mapping) group"}
-        ),
-        validate.unique_within(
-            mapping, [item], "groups=", "each item may belong to one group only"
-        ),
-    ]
+    checks = validate.given(
+        [
+            validate.no_nulls(
+                mapping, {item: "groups (mapping) item", group: "groups (mapping) group"}
+            ),
+            validate.unique_within(
+                mapping, [item], "groups=", "each item may belong to one group only"
+            ),
+        ]
+    )
     return mapping, checks
 
 
@@ -204,11 +206,15 @@ def target_shares(
         )
     )
     checks = [
-        validate.no_nulls(shares, dict.fromkeys([*on, *groups, "share"], "target")),
-        validate.in_range(shares, "share", "target share", 0, 1),
-        validate.unique_within(shares, [*on, *groups], "target=", "one share per group"),
-        validate.sums_to_one(
-            shares, "share", on, "target=: the shares of ", " partition(s) do not sum to 1"
+        *validate.given(
+            [
+                validate.no_nulls(shares, dict.fromkeys([*on, *groups, "share"], "target")),
+                validate.in_range(shares, "share", "target share", 0, 1),
+                validate.unique_within(shares, [*on, *groups], "target=", "one share per group"),
+                validate.sums_to_one(
+                    shares, "share", on, "target=: the shares of ", " partition(s) do not sum to 1"
+                ),
+            ]
         ),
         validate.offending(
             distinct(present.select(*on, *groups)).join(shares, on=[*on, *groups], how="anti"),

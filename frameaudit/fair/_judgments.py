@@ -65,13 +65,15 @@ def judged(
         kind = "numeric" if parameter in _NUMERIC else "key"
         validate.require_dtype(frame, column, parameter, kind)
     frame = _run_dtypes(frame, run, {c: roles[c] for c in [*keys, item]})
-    checks = [
-        validate.no_nulls(frame, roles),
-        validate.in_range(frame, relevance, "relevance", 0, None),
-        validate.unique_within(
-            frame, [*keys, item], "judgments=", "judge each item once per query"
-        ),
-    ]
+    checks = validate.given(
+        [
+            validate.no_nulls(frame, roles),
+            validate.in_range(frame, relevance, "relevance", 0, None),
+            validate.unique_within(
+                frame, [*keys, item], "judgments=", "judge each item once per query"
+            ),
+        ]
+    )
     return frame, checks, held
 
 

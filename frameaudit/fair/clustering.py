@@ -914,15 +914,17 @@ def _centroids(
         raise InvalidDtypeError(msg)
     schema = prep.frame.collect_schema()
     other = other.with_columns(*expressions, *(nw.col(c).cast(schema[c]) for c in prep.by))
-    prep.checks += [
-        validate.non_empty(other, "centroids"),
-        validate.no_nulls(
-            other, {c: f"centroids {p}" for c, p in columns.items() if p != "features"}
-        ),
-        validate.finite(other, labels),
-        validate.magnitudes(other, labels, _RESCALE),
-        validate.unique_within(other, [*prep.by, cluster], "centroids", "one row per cluster"),
-    ]
+    prep.checks += validate.given(
+        [
+            validate.non_empty(other, "centroids"),
+            validate.no_nulls(
+                other, {c: f"centroids {p}" for c, p in columns.items() if p != "features"}
+            ),
+            validate.finite(other, labels),
+            validate.magnitudes(other, labels, _RESCALE),
+            validate.unique_within(other, [*prep.by, cluster], "centroids", "one row per cluster"),
+        ]
+    )
     return other.select(*prep.by, *prep.features)
 
 
