@@ -201,8 +201,8 @@ BUGS = (
     Bug(
         "a group absent from a partition of by= gets no row (the grid skipped)",
         "frameaudit/_engine/estimate.py",
-        "        if cells is None and self.bootstrap is None and not self.by:\n",
-        "        if cells is None and self.bootstrap is None:\n",
+        "        if cells is None and self.bootstrap is None and not self.by and self.source",
+        "        if cells is None and self.bootstrap is None and self.source",
         ("tests/fair/test_ranking_properties.py", "tests/fair/test_ranking_combos.py"),
     ),
     Bug(
