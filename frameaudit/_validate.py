@@ -225,7 +225,7 @@ def proven(proof: nw.LazyFrame[Any], holds: Proof, check: Callable[[], Check]) -
         (merged,) = merge_rules([check()])
         return merged.diagnosis()
 
-    return Check.proved_or_diagnosed(proof, holds, diagnose)
+    return Check.proved_or_diagnosed(lambda: proof, holds, diagnose)
 
 
 def non_empty(frame: nw.LazyFrame[Any], metric: str) -> Check:
@@ -359,7 +359,7 @@ def unique_within(
         shown = counted_message(f"{what}: ", "n", found, example, around=(", e.g. ", ""), tail=tail)
         return first_offender(counts, offenders, keys, "k"), shown
 
-    return Check.proved_or_diagnosed(counts, none_counted, diagnose)
+    return Check.proved_or_diagnosed(lambda: counts, none_counted, diagnose)
 
 
 def none_counted(row: Mapping[str, Any]) -> bool:
@@ -489,12 +489,14 @@ def distinct_within(
         return rows, nw.coalesce(*messages)
 
     in_plan = [i for i, c in enumerate(names) if c not in screen]
-    counts = (nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in in_plan)
-    parts_ = [per_partition().select(*counts)] if in_plan else []
+    counts = [nw.col(f"__fa_r{i}").sum().alias(f"n{i}") for i in in_plan]
     screened = {c: i for i, c in enumerate(names) if c in screen}
-    if screened:
-        parts_.append(sorted_screen(frame, partition, screened))
-    proof = parts_[0] if len(parts_) == 1 else parts_[0].join(parts_[1], how="cross")
+
+    def proof() -> nw.LazyFrame[Any]:
+        parts = [per_partition().select(*counts)] if in_plan else []
+        if screened:
+            parts.append(sorted_screen(frame, partition, screened))
+        return parts[0] if len(parts) == 1 else parts[0].join(parts[1], how="cross")
 
     def holds(row: Mapping[str, Any]) -> bool:
         unrepeated = all(row[f"n{i}"] == 0 for i in in_plan)
@@ -549,12 +551,12 @@ def finite(frame: nw.LazyFrame[Any], columns: Mapping[str, str]) -> Check:
         sums = (ns.col(c).sum().cast(ns.Float64).is_finite() for c in names)
         return [*counted(ns), *(s.alias(f"sum_{i}") for i, s in enumerate(sums))]
 
-    screen = native_step(frame, "select", screened)
-
     def holds(row: Mapping[str, Any]) -> bool:
         return all(row[f"nulls_{i}"] == 0 and row[f"sum_{i}"] for i in range(len(names)))
 
-    return Check.proved_or_diagnosed(screen, holds, diagnose)
+    return Check.proved_or_diagnosed(
+        lambda: native_step(frame, "select", screened), holds, diagnose
+    )
 
 
 def values_present(
@@ -621,7 +623,7 @@ def constant_within(
         shown = counted_message(head, "n", f" {within}(s) with several", example)
         return first_offender(counts, offenders, partition, "k"), shown
 
-    return Check.proved_or_diagnosed(counts, none_counted, diagnose)
+    return Check.proved_or_diagnosed(lambda: counts, none_counted, diagnose)
 
 
 def relative_weights(frame: nw.LazyFrame[Any], column: str) -> Check:
@@ -656,7 +658,7 @@ def offending(
         shown = counted_message(head, "n", found, example_text(keys, "k"), tail=tail)
         return first_offender(counts, offenders, keys, "k"), shown
 
-    return Check.proved_or_diagnosed(counts, none_counted, diagnose)
+    return Check.proved_or_diagnosed(lambda: counts, none_counted, diagnose)
 
 
 SUM_TOLERANCE = 1e-9

@@ -327,19 +327,22 @@ def test_valid_input_computes() -> None:
 # --- a call reads no data ------------------------------------------------------------------------
 
 
-def _counted_relation(frame: pl.DataFrame) -> tuple[Any, list[int]]:
-    """``frame`` as a DuckDB relation that counts its reads of ``rank`` through a Python
-    function, and the list of those reads."""
-    reads: list[int] = []
+def _counted_relation(
+    frame: pl.DataFrame, column: str = "rank", dtype: str = "BIGINT"
+) -> tuple[Any, list[Any]]:
+    """``frame`` as a DuckDB relation that counts its reads of ``column`` (of DuckDB type
+    ``dtype``) through a Python function, and the list of those reads."""
+    reads: list[Any] = []
 
-    def read(value: int) -> int:
+    def read(value: Any) -> Any:
         reads.append(value)
         return value
 
     connection = duckdb.connect()
-    connection.create_function("read", read, ["BIGINT"], "BIGINT", side_effects=True)
+    connection.create_function("read", read, [dtype], dtype, side_effects=True)
     table = frame.to_arrow()  # noqa: F841 (read by the query below, by its name)
-    return connection.sql('SELECT * REPLACE (read("rank") AS "rank") FROM "table"'), reads
+    query = f'SELECT * REPLACE (read("{column}") AS "{column}") FROM "table"'
+    return connection.sql(query), reads
 
 
 def test_duckdb_call_runs_no_query() -> None:
@@ -350,6 +353,19 @@ def test_duckdb_call_runs_no_query() -> None:
     with pytest.raises(fa.InvalidValueError, match=r"e\.g\. 0"), frameaudit_errors():
         result.fetchall()
     assert reads
+
+
+def test_duckdb_call_that_reads_its_centroids_runs_no_query() -> None:
+    """The centroids, a frame in memory, are written into the query as the call is built
+    (plans.nearest_distances); the data is read only with the result."""
+    relation, reads = _counted_relation(CLUSTERS, "x0", "DOUBLE")
+    result = _sfr(relation, centroids=CENTROIDS)
+    assert reads == []
+    query = result.sql_query()
+    assert "least(" in query
+    assert "__fa_c0" not in query  # the centroids' coordinates joined to the points
+    assert_frame_close(result.pl(), _sfr(CLUSTERS, centroids=CENTROIDS))
+    assert len(reads) >= CLUSTERS.height
 
 
 def test_duckdb_call_with_an_interval_runs_no_query() -> None:

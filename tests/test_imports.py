@@ -46,6 +46,8 @@ LAYERS = (
     ("frameaudit._engine.text", "frameaudit._engine.native"),
     ("frameaudit._engine.checks", "frameaudit._engine.plans"),
     ("frameaudit._engine.convert",),
+    ("frameaudit._engine.resample", "frameaudit._engine.combos"),
+    ("frameaudit._engine.estimate",),
     ("frameaudit._engine.kernels",),
     ("frameaudit._engine",),
     ("frameaudit._validate", "frameaudit._params"),

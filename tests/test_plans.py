@@ -10,13 +10,16 @@ from typing import Any
 
 import duckdb
 import narwhals.stable.v2 as nw
+import numpy as np
 import polars as pl
 import pytest
 
 import frameaudit
+from frameaudit._engine import plans
 from frameaudit._engine.checks import message_frame
 from frameaudit._expr import WHOLE, distinct, partitioned
 from frameaudit._validate import distinct_within
+from tests.reference import clustering as clustering_ref
 
 # per case: (query, block, rank, item) rows; Spark's and DuckDB's integers are grouped 64 values at
 # a time (value >> 6, one bit for value & 63), so the values sit on both sides of those edges
@@ -147,3 +150,105 @@ def test_the_lazy_layers_take_distinct_rows_through_distinct() -> None:
         if ".unique(" in line
     ]
     assert found == []
+
+
+# --- the nearest of a few centroids --------------------------------------------------------------
+
+# coordinates at several scales and centroids whose shortest texts take 17 digits, a signed zero
+# and exponents: written into DuckDB's query, each must read back as the same double
+_RNG = np.random.default_rng(11)
+_X = _RNG.normal(size=(40, 3)) * [1.0, 1e-7, 1e3]
+_X = np.vstack([_X, _X[:7]])  # seven points twice: the join collapses them, with weight 2
+_CENTRES = np.vstack(
+    [
+        [0.1, 1 / 3, -2.5e-7],
+        [1.2345678901234567, -0.0, 5e-9],
+        _RNG.normal(size=(3, 3)) * [1.0, 1e-7, 1e3],
+    ]
+)
+_FEATURES = ["x0", "x1", "x2"]
+
+
+def _nearest(
+    engine: str, centres: np.ndarray, *, part: list[int] | None = None
+) -> tuple[list[tuple[int, float]], str]:
+    """nearest_distances of the points (each of weight 1, with its part, a key kept) on
+    ``engine``: each point's (part, distance) as many times as its total, and the query's
+    text (DuckDB)."""
+    points = pl.DataFrame(
+        {"part": part or [0] * len(_X), **dict(zip(_FEATURES, _X.T, strict=True))}
+    )
+    centroids = pl.DataFrame(dict(zip(_FEATURES, centres.T, strict=True)))
+    on = ["part"] if part else [WHOLE]
+    if part:  # each part has every centroid
+        centroids = pl.concat([centroids.with_columns(part=pl.lit(p)) for p in sorted(set(part))])
+    else:
+        centroids = centroids.with_columns(pl.lit(0).alias(WHOLE))
+        points = points.with_columns(pl.lit(0).alias(WHOLE))
+    if engine == "duckdb":
+        connection = duckdb.connect()
+        frames = [nw.from_native(connection.from_arrow(f.to_arrow())) for f in (points, centroids)]
+    else:
+        frames = [nw.from_native(f.lazy()) for f in (points, centroids)]
+    result = plans.nearest_distances(
+        frames[0],
+        frames[1],
+        keep=sorted({"part", *on}),
+        on=on,
+        features=_FEATURES,
+        weight=None,
+        total="total",
+        distance="distance",
+    )
+    rows = result.select("part", "total", "distance").collect(backend="polars").rows()
+    expanded = sorted((p, d) for p, total, d in rows for _ in range(total))
+    return expanded, result.to_native().sql_query() if engine == "duckdb" else ""
+
+
+def _expected(centres: np.ndarray, part: list[int] | None = None) -> list[tuple[int, float]]:
+    distances = clustering_ref.nearest_distances(_X, centres)
+    return sorted(zip(part or [0] * len(_X), distances.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("terms", [plans._LITERAL_TERMS, 0], ids=["literals", "join"])
+def test_duckdb_nearest_distances_have_the_bits_of_the_squares_added_in_order(
+    terms: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the centroids written into the query or joined: the same bits as the squares
+    (x − c)·(x − c) added feature by feature, and each point counted once."""
+    monkeypatch.setattr(plans, "_LITERAL_TERMS", terms)
+    got, query = _nearest("duckdb", _CENTRES)
+    assert got == _expected(_CENTRES)
+    assert ("__fa_c0" in query) is (terms == 0)
+    assert ("least(" in query) is (terms > 0)
+
+
+def test_polars_nearest_distances_join_the_centroids() -> None:
+    """Polars' plan joins them (never reading the centroids to build it), with the same bits."""
+    got, _ = _nearest("polars", _CENTRES)
+    assert got == _expected(_CENTRES)
+
+
+@pytest.mark.parametrize(
+    ("case", "centres", "part"),
+    [
+        ("a centroid not finite", np.vstack([_CENTRES, [[np.nan, 0.0, 0.0]]]), None),
+        ("two partitions", _CENTRES, [0, 1] * (len(_X) // 2) + [0] * (len(_X) % 2)),
+        ("more terms than written", np.tile(_CENTRES, (18, 1)), None),
+    ],
+)
+def test_duckdb_nearest_distances_join_what_they_do_not_write(
+    case: str, centres: np.ndarray, part: list[int] | None
+) -> None:
+    """A centroid that is not finite (its check fails when the result is read), centroids per
+    partition, or more than _LITERAL_TERMS (centroid, feature) terms: the join."""
+    got, query = _nearest("duckdb", centres, part=part)
+    assert "__fa_c0" in query, case
+    if case != "a centroid not finite":
+        assert got == _expected(centres, part), case
+
+
+def test_the_docs_give_the_most_terms_written() -> None:
+    """social_fairness_ratio's notes say how many centroid coordinates DuckDB writes in."""
+    doc = " ".join((frameaudit.fair.social_fairness_ratio.__doc__ or "").split())
+    assert f"centroids × features up to {plans._LITERAL_TERMS})" in doc

@@ -9,7 +9,9 @@ kernel's arrays, splits them by partition, and turns the kernel's numbers back i
 that the plan continues from (:func:`run_kernel` says where and when that runs).
 
 Kernels run on in-memory engines only: the other engines would have to ship every row to
-this process, which frameaudit never does silently (:func:`require_kernel_engine`).
+this process, which frameaudit never does silently (:func:`require_kernel_engine`). Where a
+query can do the work too, the step chooses: :func:`nearest_centroid_sums` is a query on the
+other engines, and wherever its sums are weighted or per bootstrap replicate.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import numpy.typing as npt
 import polars as pl
 
 from frameaudit._engine.convert import Kind, Source
+from frameaudit._engine.estimate import Estimation
+from frameaudit._engine.plans import nearest_distances
+from frameaudit._expr import aggregate, partitioned
 from frameaudit._kernels import centroid, knn, silhouette
 from frameaudit.exceptions import InvalidValueError, UnsupportedBackendError
 
@@ -126,24 +131,61 @@ def _sum_columns(sums: Mapping[int, tuple[str, str]]) -> dict[str, pl.DataType]:
 def nearest_centroid_sums(
     points: nw.LazyFrame[Any],
     centroids: nw.LazyFrame[Any],
-    source: Source,
+    estimation: Estimation,
     *,
-    by: list[str],
     code: str,
     features: list[str],
     sums: Mapping[int, tuple[str, str]],
     metric: str,
     workaround: str,
 ) -> nw.LazyFrame[Any]:
-    """Per ``by`` partition: how far the points of each code lie from their nearest centroid.
+    """Per estimate: how far the points of each code lie from their nearest centroid.
 
-    ``points`` holds ``by``, the integer ``code`` of each point (0 up to the largest code in
-    ``sums``) and the Float64 ``features``; ``centroids`` holds ``by`` and ``features``.
-    ``sums`` maps a code to the names of two result columns: the sum of the Euclidean distances
-    from its points to the nearest centroid of their partition (Float64; null when the
-    partition has no centroid) and the number of those points (Int64). Partitions without
-    points have no row. BLAS kernel, O(N·k·d); see :func:`run_kernel` for where it runs.
+    ``points`` hold the ``estimation``'s units (its partition among them), the integer
+    ``code`` of each point (0 up to the largest code in ``sums``) and the Float64
+    ``features``; ``centroids`` hold the ``by`` columns and ``features``. ``sums`` maps a
+    code to the names of two result columns: the sum of the Euclidean distances from its
+    points to the nearest centroid of their partition (Float64; null when the partition has
+    no centroid) and the number of those points, each counted with its unit weight (an
+    integer without weights). A row per estimate, the partition columns first.
+
+    On Polars, pandas and pyarrow without weights or a bootstrap: a BLAS kernel on the rows,
+    O(N·k·d) (:func:`run_kernel` says where it runs), whose sums are per partition (a
+    partition without points has no row). Otherwise a query (:func:`~frameaudit._engine.plans.
+    nearest_distances`), its sums per estimate from the estimation (in every replicate of a
+    bootstrap), every estimate with a row.
     """
+    source = estimation.source
+    if not (source.kind.on_polars and estimation.weight is None and estimation.bootstrap is None):
+        keys = estimation.partition
+        units = keys if estimation.bootstrap is None else estimation.units
+        weighted = (nw.col("__fa_d") * nw.col("__fa_w")).alias("__fa_d")
+        per_point = nearest_distances(
+            points.filter(nw.col(code) > 0),
+            partitioned(centroids, estimation.by),
+            keep=[*units, code],
+            on=keys,
+            features=features,
+            weight=None if estimation.weight is None else estimation.unit_weight(),
+            total="__fa_w",
+            distance="__fa_d",
+        ).select(*units, code, weighted, "__fa_w")
+        # one distance column summed exactly per code, then the codes' sums side by side: a
+        # column a code took 0.03 s more of social_fairness_ratio's 0.14 s query on DuckDB at
+        # 1,000,000 points (checks left out), for three Int128 sums a column (``exact_sums``)
+        per_code = estimation.summed(per_point, [code], ["__fa_d", "__fa_w"])
+        side_by_side = aggregate(
+            per_code,
+            estimation.estimates,
+            *(
+                nw.when(nw.col(code) == value).then(nw.col(column)).max().alias(name)
+                for value, pair in sums.items()
+                for column, name in zip(("__fa_d", "__fa_w"), pair, strict=True)
+            ),
+        )
+        # every estimate has a row, also where no point of a code is drawn (null)
+        return estimation.grid(points).join(side_by_side, on=estimation.estimates, how="left")
+    by = estimation.by
     dtypes = _sum_columns(sums)
     n_labels = max(sums) + 2  # label = code + 1; 0 for a centroid
 
@@ -182,7 +224,7 @@ def nearest_centroid_sums(
     centre_rows = centroids.with_columns(nw.lit(-1).cast(code_dtype).alias(code)).select(
         *by, code, *features
     )
-    return run_kernel(
+    summed = run_kernel(
         nw.concat([point_rows, centre_rows], how="vertical"),
         source,
         batch,
@@ -191,6 +233,7 @@ def nearest_centroid_sums(
         metric=metric,
         workaround=workaround,
     )
+    return partitioned(summed, by)
 
 
 # --- silhouettes -----------------------------------------------------------------------------

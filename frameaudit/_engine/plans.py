@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import narwhals.stable.v2 as nw
+import numpy as np
 import polars as pl
 
 from frameaudit._engine.native import Written, aggregated, namespace_of, native_step, stepped
@@ -53,6 +54,7 @@ __all__ = [
     "exact_sums",
     "join_small",
     "materialized_shared",
+    "nearest_distances",
     "order_marks",
     "order_within",
     "per_order",
@@ -334,6 +336,101 @@ def join_small(large: nw.LazyFrame[Any], small: nw.LazyFrame[Any], on: str) -> n
         joined = native.join(small.to_native(), on=on, how="inner", build_side="force_right")
         return stepped(large, joined)
     return large.join(small, on=on, how="inner")
+
+
+_LITERAL_TERMS = 256
+"""The most (centroid, feature) terms that :func:`nearest_distances` writes into a query.
+
+DuckDB parses and binds a term in about 0.1 ms as the call is built (10 centroids × 10
+features: 10 ms; 32 × 32: 130 ms), whatever the data's size; beyond this the join's cost, paid
+only as the query runs, is the better bet for data of any size.
+"""
+
+
+def nearest_distances(
+    points: nw.LazyFrame[Any],
+    centroids: nw.LazyFrame[Any],
+    *,
+    keep: Sequence[str],
+    on: Sequence[str],
+    features: Sequence[str],
+    weight: nw.Expr | None,
+    total: str,
+    distance: str,
+) -> nw.LazyFrame[Any]:
+    """Each point's Euclidean ``distance`` to the nearest of the ``centroids`` of its partition.
+
+    ``points`` hold ``keep`` (the partition ``on`` among them) and the Float64 ``features``;
+    ``centroids`` hold ``on`` and ``features``. A row of the result has ``keep``, ``distance``
+    and ``total``, the sum of ``weight`` (None: 1) over the points it stands for: one point, or
+    all the points with the same ``keep`` and coordinates. Each squared distance is the sum over the
+    features, in their order, of (x − c)·(x − c), so both forms below give the same bits.
+
+    On DuckDB with one partition the centroids are a small table in memory (``Source.align``
+    made it): they are read as the call is built and written into the query as literals, each
+    point's squared distances in one projection and ``least`` keeping the nearest (1,000,000
+    points × 10 features × 10 centroids: 0.17 s, against 0.42 s for the join). Otherwise the
+    points are joined with the centroids of their partition and each keeps its minimum:
+    identical points share their distance, so they are first collapsed to distinct (``keep``,
+    coordinates), and the minimum needs no row id (which would need an ordered window, a
+    single-partition sort on Spark).
+    """
+    written = _written_centroids(centroids, on, features)
+    if written is not None:
+        import duckdb  # noqa: PLC0415 (an optional engine)
+
+        one = nw.lit(1, nw.Int64) if weight is None else weight
+        rows = points.select(*keep, *features, one.alias(total)).to_native()
+        nearest = duckdb.SQLExpression(f"sqrt({written})").alias(distance)
+        kept = [duckdb.ColumnExpression(c) for c in [*keep, total]]
+        measured: nw.LazyFrame[Any] = nw.from_native(rows.select(*kept, nearest))
+        return measured
+    cs = [f"__fa_c{j}" for j in range(len(features))]
+    summed = nw.len() if weight is None else weight.sum()
+    collapsed = points.group_by([*keep, *features]).agg(summed.alias(total))
+    pairs = collapsed.join(
+        centroids.select(*on, *(nw.col(x).alias(c) for x, c in zip(features, cs, strict=True))),
+        on=list(on),
+        how="inner",
+    )
+    squared = functools.reduce(
+        operator.add,
+        (
+            (nw.col(x) - nw.col(c)) * (nw.col(x) - nw.col(c))
+            for x, c in zip(features, cs, strict=True)
+        ),
+    )
+    return (
+        pairs.with_columns(squared.alias(distance))
+        .group_by([*keep, *features])
+        .agg(nw.col(distance).min(), nw.col(total).max())
+        .select(*keep, nw.col(total), nw.col(distance).sqrt())
+    )
+
+
+def _written_centroids(
+    centroids: nw.LazyFrame[Any], on: Sequence[str], features: Sequence[str]
+) -> str | None:
+    """The nearest squared distance to ``centroids`` as DuckDB SQL with them as literals.
+
+    None where the centroids are not written in: another engine, several partitions, more
+    than :data:`_LITERAL_TERMS` terms, or a centroid that is not finite (its check fails
+    when the result is read, and the join keeps the query as it was).
+    """
+    if centroids.implementation is not nw.Implementation.DUCKDB or hashed_keys(on):
+        return None
+    values = centroids.select(*features).collect(backend="polars").to_numpy()
+    if not 0 < values.size <= _LITERAL_TERMS or not np.isfinite(values).all():
+        return None
+    # repr writes the shortest text that reads back as the same double; DuckDB reads it so
+    squares = (
+        " + ".join(
+            f"(({x} - {v!r}) * ({x} - {v!r}))"
+            for x, v in zip(map(duckdb_name, features), map(float, row), strict=True)
+        )
+        for row in values
+    )
+    return f"least({', '.join(squares)})"
 
 
 def _ordered_by(expr: nw.Expr, partition: Sequence[str], rank: str) -> nw.Expr:

@@ -928,66 +928,6 @@ def _centroids(
     return other.select(*prep.by, *prep.features)
 
 
-def _nearest_in_memory(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """The distance sums by the BLAS kernel (in-memory engines)."""
-    return nearest_centroid_sums(
-        prep.frame,
-        centres,
-        prep.estimation.source,
-        by=prep.by,
-        code=_CODE,
-        features=prep.features,
-        sums={1: (_SUM_A, _COUNT_A), 2: (_SUM_B, _COUNT_B)},
-        metric="social_fairness_ratio",
-        workaround=_KERNEL_WORKAROUND,
-    )
-
-
-def _nearest_by_join(prep: _Prepared, centres: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
-    """The distance sums per estimate as a query: join the (few) centroids, keep each minimum.
-
-    Without a bootstrap, identical points share their distance, so points are first collapsed
-    to distinct (partition, group, coordinates) with their total weight: the per-point minimum
-    then needs no row id (which would need an ordered window, a single-partition sort on
-    Spark). With one, each point (its id) keeps its row, to be counted in every replicate.
-    """
-    xs = prep.features
-    cs = [f"__fa_c{j}" for j in range(len(xs))]
-    keys = prep.estimation.partition
-    resampled = prep.estimation.bootstrap is not None
-    distinct = [*(prep.estimation.units if resampled else keys), _CODE, *xs]
-    weight = prep.point_weight().sum() if prep.estimation.weight else nw.len()
-    points = prep.frame.filter(nw.col(_CODE) > 0).group_by(distinct).agg(weight.alias("__fa_w"))
-    pairs = points.join(
-        partitioned(centres, prep.by).select(
-            *keys, *(nw.col(x).alias(c) for x, c in zip(xs, cs, strict=True))
-        ),
-        on=keys,
-        how="inner",
-    )
-    squared = nw.sum_horizontal(
-        *((nw.col(x) - nw.col(c)) * (nw.col(x) - nw.col(c)) for x, c in zip(xs, cs, strict=True))
-    )
-    weight = _f64("__fa_w")
-    in_a = (nw.col(_CODE) == 1).cast(nw.Float64)
-    in_b = (nw.col(_CODE) == 2).cast(nw.Float64)
-    per_point = (
-        pairs.with_columns(squared.alias("__fa_d2"))
-        .group_by(distinct)
-        .agg(nw.col("__fa_d2").min(), nw.col("__fa_w").max())
-        .with_columns((nw.col("__fa_d2").sqrt() * weight).alias("__fa_wd"))
-        .with_columns(
-            (in_a * nw.col("__fa_wd")).alias(_SUM_A),
-            (in_a * weight).alias(_COUNT_A),
-            (in_b * nw.col("__fa_wd")).alias(_SUM_B),
-            (in_b * weight).alias(_COUNT_B),
-        )
-    )
-    stats = prep.estimation.summed(per_point, [], [_SUM_A, _COUNT_A, _SUM_B, _COUNT_B])
-    # every estimate has a row, also where no point of a or b is drawn (null)
-    return prep.estimation.grid(prep.frame).join(stats, on=prep.estimation.estimates, how="left")
-
-
 @registered(
     "clustering",
     "single",
@@ -1059,9 +999,12 @@ def social_fairness_ratio(
     only b's is 0. Features and centroids must be finite. On Polars, pandas and pyarrow the
     nearest-centroid distances come from a chunked BLAS kernel inside the plan (O(N·k·d),
     memory O(N·d)); on DuckDB and PySpark, and with ``weight`` or ``ci`` on every engine (the
-    kernel returns sums per partition, not per point), from a join of the points with the k
-    centroids and a per-point minimum (O(N·k·d) in the engine; with ``ci`` then O(N·n_boot)
-    to count the points in the replicates). Not supported on Dask. Same as holisticai 1.0.14.
+    kernel returns sums per partition, not per point), from the query (O(N·k·d) in the
+    engine; with ``ci`` then O(N·n_boot) to count the points in the replicates). On DuckDB,
+    given ``centroids`` without ``by`` are read as the call is built and written into the
+    query as numbers when there are few (centroids × features up to 256); otherwise the
+    points are joined with the centroids and each keeps its minimum. Not supported on Dask.
+    Same as holisticai 1.0.14.
 
     Examples
     --------
@@ -1104,15 +1047,16 @@ def social_fairness_ratio(
     )
     _present(prep, prep.frame, metric, group=group, a=a, b=b)
     centres = _centroids(prep, centroids, cluster=cluster, features=features)
-    # the kernel returns sums per partition: weighted or per-replicate sums need the query
-    if (
-        prep.estimation.source.kind.on_polars
-        and weight is None
-        and prep.estimation.bootstrap is None
-    ):
-        stats = partitioned(_nearest_in_memory(prep, centres), prep.by)
-    else:
-        stats = _nearest_by_join(prep, centres)
+    stats = nearest_centroid_sums(
+        prep.frame,
+        centres,
+        prep.estimation,
+        code=_CODE,
+        features=prep.features,
+        sums={1: (_SUM_A, _COUNT_A), 2: (_SUM_B, _COUNT_B)},
+        metric=metric,
+        workaround=_KERNEL_WORKAROUND,
+    )
     means = stats.select(
         *prep.estimation.estimates,
         _over_positive(nw.col(_SUM_A), _f64(_COUNT_A)).alias("__fa_mean_a"),

@@ -209,3 +209,15 @@ def exact_distances(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """All Euclidean distances between the rows of x and of y, from explicit coordinate
     differences in float64 (no expanded form): exact to a few units in the last place."""
     return np.sqrt(((x[:, None, :] - y[None, :, :]) ** 2).sum(axis=-1))
+
+
+def nearest_distances(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Each row of x's distance to the nearest centre: per centre the squares
+    (x_j − c_j)·(x_j − c_j) added in feature order, one IEEE operation at a time."""
+    nearest = np.full(len(x), np.inf)
+    for centre in centres:
+        squared = np.zeros(len(x))
+        for j, c in enumerate(centre):
+            squared = squared + (x[:, j] - c) * (x[:, j] - c)
+        nearest = np.minimum(nearest, squared)
+    return np.sqrt(nearest)
