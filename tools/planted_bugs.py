@@ -226,6 +226,20 @@ BUGS = (
         "if not check.given]",
         ("tests/test_checks_in_query.py", "tests/fair/test_clustering_errors.py"),
     ),
+    Bug(
+        "DuckDB only: a centroid written into the query adds its coordinate to the point's",
+        "frameaudit/_engine/plans.py",
+        'f"(({x} - {v!r}) * ({x} - {v!r}))"',
+        'f"(({x} + {v!r}) * ({x} - {v!r}))"',
+        ("tests/test_plans.py", "tests/fair/test_clustering_backends.py"),
+    ),
+    Bug(
+        "the query's nearest-centroid sums take the other codes' points",
+        "frameaudit/_engine/kernels.py",
+        "nw.when(nw.col(code) == value).then(nw.col(column)).max()",
+        "nw.when(nw.col(code) != value).then(nw.col(column)).max()",
+        ("tests/fair/test_clustering_backends.py", "tests/fair/test_clustering_reference.py"),
+    ),
 )
 
 
