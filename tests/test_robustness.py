@@ -841,3 +841,20 @@ def test_a_lazy_call_reads_its_source_at_most_as_often_as_documented(name: str) 
     assert reads == []  # a lazy call reads nothing until collected
     lazy.collect()
     assert 1 <= len(reads) <= most
+
+
+def test_exact_means_with_spreads_compute_their_frame_once() -> None:
+    """The sums and the squared deviations read the same frame: Polars computes it once (three
+    reads of the source before; the repro summary at 200 runs took 1.6x its time)."""
+    import narwhals.stable.v2 as nw
+
+    from frameaudit._engine import exact_means
+
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame({"g": rng.integers(0, 3, 300), "x": rng.normal(5.0, 2.0, 300)})
+    reads: list[int] = []
+    source = _counted_source(frame, reads).with_columns(y=pl.col("x") * 2)
+    got = exact_means(nw.from_native(source), ["g"], ["x", "y"], spread=True).collect()
+    assert len(reads) == 1
+    expected = frame.group_by("g").agg(pl.col("x").std().alias("x__std"))
+    assert_frame_close(got.to_native().select("g", "x__std").sort("g"), expected.sort("g"))
