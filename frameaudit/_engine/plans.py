@@ -371,11 +371,10 @@ def nearest_distances(
     made it): they are read as the call is built and written into the query as literals, each
     point's squared distances in one projection and ``least`` keeping the nearest (1,000,000
     points × 10 features × 10 centroids: social_fairness_ratio's query without its checks ran
-    in 0.17 s, against 0.42 s with the join). Otherwise the
-    points are joined with the centroids of their partition and each keeps its minimum:
-    identical points share their distance, so they are first collapsed to distinct (``keep``,
-    coordinates), and the minimum needs no row id (which would need an ordered window, a
-    single-partition sort on Spark).
+    in 0.17 s, against 0.42 s with the join). Otherwise the points are joined with the
+    centroids of their partition and each keeps its minimum: identical points share their
+    distance, so they are first collapsed to distinct (``keep``, coordinates), and the minimum
+    needs no row id (which would need an ordered window, a single-partition sort on Spark).
     """
     written = _written_centroids(centroids, on, features)
     if written is not None:
