@@ -46,6 +46,7 @@ __all__ = [
     "Proof",
     "Rule",
     "Written",
+    "around_example",
     "as_names",
     "binary",
     "counted_message",
@@ -384,6 +385,11 @@ def message(
     """
     shown: list[str | nw.Expr] = [around[0], example, around[1]] if example is not None else []
     return text.joined(head, text.integer(count), found, *shown, tail)
+
+
+def around_example(head: str, example: str, tail: str) -> nw.Expr:
+    """An error's text that shows a :class:`Rule`'s ``example`` (its column) between two texts."""
+    return text.joined(head, nw.col(example), tail)
 
 
 def keyed(key: str, column: str) -> nw.Expr:

@@ -25,10 +25,12 @@ predictions × the replicates (see :func:`_confusion`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import narwhals.stable.v2 as nw
 
+from frameaudit import _validate as validate
 from frameaudit._docs import shared_docs
 from frameaudit._engine import Estimator, cached, exact_sums, native_step
 from frameaudit._expr import aggregate, distinct, divided_in, over
@@ -87,29 +89,47 @@ _CELL_B = "__fa_cell_b"
 _DRAWN = "__fa_draws"
 _IS_A = "__fa_is_a"
 _MOVE = "__fa_move"
+_CODE = "__fa_number"
+_CODE_A = "__fa_number_a"
+_CODE_B = "__fa_number_b"
+_CLASSES = "__fa_class_count"
+_RUNS = "__fa_run_count"
+_SQUARE = "__fa_class_square"
+_BASE = "__fa_pair_base"
+_BASE_A = "__fa_base_a"
+_BASE_B = "__fa_base_b"
+_PA = "__fa_pa"
+_KEY = "__fa_class_cell"
+_ROW_A = "__fa_row_a"
+_ROW_B = "__fa_row_b"
+_Y = "__fa_y"
+_YC = "__fa_yc"
+_P = "__fa_p"
+_PC = "__fa_pc"
 
-# The extra counts a metric needs beyond n, n_a, n_b, I and W.
-_NEEDS: dict[str, frozenset[str]] = {
-    "pa_kappa": frozenset({"chance"}),
-    "cramers_v": frozenset({"cells"}),
-}
+_MOST_CELLS = 2**53
+"""The most cells the pairs' class tables may have: one Int64 numbers each (:class:`_Coding`).
+
+2^53, not 2^63: Spark's floor division (as narwhals writes it) divides as doubles, which is
+exact for integers up to 2^53.
+"""
 
 
-def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
+def _pair_counts(runs: Runs, coding: _Coding | None) -> nw.LazyFrame[Any]:
     """One row per estimate and pair of runs: n, n_a, n_b, I and W (+ Σ m_a·m_b, cell sum, ...).
 
     W counts the samples both runs get wrong with the same wrong class, so A = n − U + W.
     Every count is a sum over samples (Int64; Float64, of weights, with ``weight=``), per
-    estimate: with a bootstrap, per replicate too.
+    estimate: with a bootstrap, per replicate too. ``coding`` (for the cells of the class
+    table, which Cramér's V needs) numbers the runs and the classes.
 
-    Each shared table (the runs' confusion matrices, the joined errors) is read by as few
-    steps as possible, as engines without a plan cache (DuckDB, Spark) compute it once per
-    reader: the confusion matrices reach the pairs once, on the side of run a and on the side
-    of run b, and every per-run count (n, errors, classes, class counts) is summed from there.
+    Each shared table (the runs' confusion matrices) is read by as few steps as possible, as
+    engines without a plan cache (DuckDB, Spark) compute it once per reader: the confusion
+    matrices reach the pairs once, on the side of run a and on the side of run b, and every
+    per-run count (n, errors, classes, class counts) is summed from there.
     """
     keys = [*runs.estimates, RUN_A, RUN_B]
-    cells = "cells" in needs
-    on_sides = cached(_on_sides(runs))
+    on_sides = cached(_on_sides(runs, coding))
     is_a, wrong, count = nw.col(_IS_A), nw.col(TARGET) != nw.col(PRED), nw.col(_COUNT)
     zero = nw.lit(0).cast(runs.count_dtype)
     split = {
@@ -137,14 +157,12 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
         [_SAMPLES, _ERRORS_A, _ERRORS_B, _CHANCE],
         also=lambda ns: [ns.col(name).sum().cast(ns.Int64) for name in predicts],
     )
-    both = cached(_both_wrong(runs, by_class=cells))
-    joint = exact_sums(
-        both.with_columns(nw.col(_COUNT).alias(_BOTH_WRONG)), keys, [_BOTH_WRONG, _SAME_WRONG]
-    )
     counts = [_BOTH_WRONG, _SAME_WRONG]
-    pairs = pairs.join(joint, on=keys, how="left")
-    if cells:
-        pairs = pairs.join(_cells(runs, on_sides, both), on=keys, how="left")
+    # read twice with coding (the pair counts and the cells): computed once
+    joined = cached(_joined_errors(runs, coding))
+    pairs = pairs.join(_both_wrong(runs, coding, joined), on=keys, how="left")
+    if coding is not None:
+        pairs = pairs.join(_cells(runs, on_sides, coding, joined), on=keys, how="left")
     # pairs without a common error (or class) are missing from the joins: their counts are 0
     return pairs.with_columns(
         nw.col(_SAMPLES).cast(runs.count_dtype),
@@ -155,39 +173,144 @@ def _pair_counts(runs: Runs, needs: frozenset[str]) -> nw.LazyFrame[Any]:
     )
 
 
-def _on_sides(runs: Runs) -> nw.LazyFrame[Any]:
+@dataclass(frozen=True)
+class _Coding:
+    """Numbers for the runs and the classes, so that one Int64 names a cell of a pair's table.
+
+    ``runs``: (``by``, RUN, _CODE, _BASE_A, _BASE_B), the R runs of every partition numbered
+    0…R−1 in (``by``, run) order, so that run a < run b within a partition exactly when code
+    a < code b; a run's part of p·C² as run a (a·C²) and as run b (b(b−1)/2·C²).
+    ``classes``: (TARGET, _CODE, _CLASSES), the C classes of the targets and the predictions
+    numbered 0…C−1 in their order, and C. ``sizes``: one row of R, C and C².
+
+    The cell (i, j) of the pair of codes a < b is the key p·C² + i·C + j, p = b(b−1)/2 + a:
+    the cells of all pairs are grouped by that one integer, which engines hash several times
+    faster than the four columns (run a, run b, class i, class j) of any dtype it stands for.
+    The keys stay below R(R−1)/2·C², which :meth:`fits` checks against :data:`_MOST_CELLS`.
+    """
+
+    runs: nw.LazyFrame[Any]
+    classes: nw.LazyFrame[Any]
+    sizes: nw.LazyFrame[Any]
+
+    @classmethod
+    def of(cls, runs: Runs) -> _Coding:
+        """The numbers of the runs and classes of ``runs``."""
+        frame, by = runs.frame, runs.by
+        coded_runs = cached(
+            distinct(frame.select(*by, RUN)).with_row_index(_CODE, order_by=[*by, RUN])
+        )
+        labels = nw.concat(
+            [distinct(frame.select(TARGET)), distinct(frame.select(nw.col(PRED).alias(TARGET)))]
+        )
+        coded = cached(distinct(labels).with_row_index(_CODE, order_by=[TARGET]))
+        counted = (nw.col(_CODE).max() + 1).cast(nw.Int64)
+        # only the two numberings are cached: caching the tables below too, which read them
+        # both directly and through ``sizes``, made Polars 2.1's optimizer panic
+        # (cse/cache_states.rs, "narrowed_shared_subplan") when one of them was collected alone
+        sizes = (
+            coded_runs.select(counted.alias(_RUNS))
+            .join(coded.select(counted.alias(_CLASSES)), how="cross")
+            .with_columns((nw.col(_CLASSES) * nw.col(_CLASSES)).alias(_SQUARE))
+        )
+        code = nw.col(_CODE).cast(nw.Int64)
+        return cls(
+            coded_runs.join(sizes.select(_SQUARE), how="cross").select(
+                *by,
+                RUN,
+                code.alias(_CODE),
+                (code * nw.col(_SQUARE)).alias(_BASE_A),
+                (code * (code - 1) // 2 * nw.col(_SQUARE)).alias(_BASE_B),
+            ),
+            coded.join(sizes.select(_CLASSES), how="cross").select(
+                TARGET, code.alias(_CODE), _CLASSES
+            ),
+            sizes,
+        )
+
+    def fits(self, metric: str) -> validate.Check:
+        """The keys fit in an Int64: R(R−1)/2·C² ≤ :data:`_MOST_CELLS` (else ``metric``'s error)."""
+        most = _MOST_CELLS
+
+        def too_many(ns: Any) -> Any:
+            r, c = ns.col("runs").cast(ns.Float64), ns.col("classes").cast(ns.Float64)
+            return r * (r - 1) / 2 * c * c > float(most)
+
+        def shown(_: nw.Expr, example: str) -> nw.Expr:
+            tail = (
+                " are too many for Cramér's V: one 64-bit key numbers each cell of the class "
+                f"tables of all pairs of runs, R(R-1)/2 * C^2 for R runs (of all partitions) "
+                f"and C classes, and there may be at most {most}; compute it on fewer runs or "
+                "classes at a time"
+            )
+            return validate.around_example(f"{metric}: ", example, tail)
+
+        sizes = self.sizes.select(nw.col(_RUNS).alias("runs"), nw.col(_CLASSES).alias("classes"))
+        rule = validate.Rule(too_many, shown, example=validate.row_text(["runs", "classes"]))
+        return validate.Check.of_rules(sizes, rule)
+
+    def labelled(self, frame: nw.LazyFrame[Any], label: str, code: str, scaled: str) -> Any:
+        """``frame`` with the class of ``label`` as ``code`` and as ``scaled`` (code·C)."""
+        classes = self.classes.select(
+            nw.col(TARGET).alias(label),
+            nw.col(_CODE).alias(code),
+            (nw.col(_CODE) * nw.col(_CLASSES)).alias(scaled),
+        )
+        return frame.join(classes, on=label)
+
+
+def _on_sides(runs: Runs, coding: _Coding | None) -> nw.LazyFrame[Any]:
     """Each cell of each run's confusion matrix, once for every pair the run is part of.
 
-    (estimate, RUN_A, RUN_B, _IS_A: the run is the pair's run a, TARGET, PRED, count.)
+    (estimate, RUN_A, RUN_B, _IS_A: the run is the pair's run a, TARGET, PRED, count; with
+    ``coding`` also the pair's _BASE = p·C² and the classes' codes _Y, _YC, _P, _PC.)
     """
-    pairs_of_runs = _pairs_of_runs(runs)
+    pairs_of_runs = _pairs_of_runs(runs, coding)
     sides = nw.concat(
         [
             pairs_of_runs.with_columns(nw.col(RUN_A).alias(RUN), nw.lit(value=True).alias(_IS_A)),
             pairs_of_runs.with_columns(nw.col(RUN_B).alias(RUN), nw.lit(value=False).alias(_IS_A)),
         ]
     )
-    return _confusion(runs).join(sides, on=[*runs.partition, RUN]).drop(RUN)
+    confusion = _confusion(runs)
+    if coding is not None:
+        confusion = coding.labelled(coding.labelled(confusion, TARGET, _Y, _YC), PRED, _P, _PC)
+    return confusion.join(sides, on=[*runs.partition, RUN]).drop(RUN)
 
 
-def _pairs_of_runs(runs: Runs) -> nw.LazyFrame[Any]:
-    """The pairs of runs of each partition, oriented run_a < run_b (partition, RUN_A, RUN_B)."""
-    run_list = cached(runs.partitioned(distinct(runs.frame.select(*runs.by, RUN))))
-    return cached(
-        run_list.rename({RUN: RUN_A})
-        .join(run_list.rename({RUN: RUN_B}), on=runs.partition)
-        .filter(nw.col(RUN_A) < nw.col(RUN_B))
-    )
+def _pairs_of_runs(runs: Runs, coding: _Coding | None) -> nw.LazyFrame[Any]:
+    """The pairs of runs of each partition, oriented run_a < run_b (partition, RUN_A, RUN_B).
+
+    With ``coding``, also the pair's _BASE = p·C² (:class:`_Coding`).
+    """
+    if coding is None:
+        run_list = cached(runs.partitioned(distinct(runs.frame.select(*runs.by, RUN))))
+        side_a, side_b = run_list.rename({RUN: RUN_A}), run_list.rename({RUN: RUN_B})
+    else:
+        run_list = runs.partitioned(coding.runs)
+        side_a = run_list.select(*runs.partition, nw.col(RUN).alias(RUN_A), _BASE_A)
+        side_b = run_list.select(*runs.partition, nw.col(RUN).alias(RUN_B), _BASE_B)
+    pairs = side_a.join(side_b, on=runs.partition).filter(nw.col(RUN_A) < nw.col(RUN_B))
+    if coding is not None:
+        base = (nw.col(_BASE_A) + nw.col(_BASE_B)).alias(_BASE)
+        pairs = pairs.select(*runs.partition, RUN_A, RUN_B, base)
+    return cached(pairs)
+
+
+_Move = tuple[Sequence[nw.Expr], int, "nw.Expr | None"]
+"""A move of :func:`_moved`: the values of the cell it moves a row to, its sign, its condition."""
 
 
 def _moved(
     runs: Runs,
     frame: nw.LazyFrame[Any],
     keys: list[str],
-    moves: Sequence[tuple[str, str, int, nw.Expr | None]],
+    *,
+    cells: Sequence[str],
+    moves: Sequence[_Move],
     counts: list[str],
 ) -> nw.LazyFrame[Any]:
-    """Each row of ``frame`` once per move (cell_a, cell_b, sign, condition): signed counts.
+    """Each row of ``frame`` once per move: the columns ``cells`` and signed counts.
 
     A move applies to the rows where its condition holds (None: every row). Several moves
     cross ``frame`` with a small table of moves instead of concatenating one copy per move, so
@@ -204,15 +327,14 @@ def _moved(
             expr = expr.when(move == i).then(value)
         return expr
 
-    applies = chosen([nw.lit(value=True) if c is None else c for _, _, _, c in moves])
-    sign = chosen([nw.lit(s) for _, _, s, _ in moves])
+    applies = chosen([nw.lit(value=True) if c is None else c for _, _, c in moves])
+    sign = chosen([nw.lit(s) for _, s, _ in moves])
     return (
         frame.join(table, how="cross")
         .filter(applies)
         .select(
             *keys,
-            chosen([nw.col(a) for a, _, _, _ in moves]).alias(_CELL_A),
-            chosen([nw.col(b) for _, b, _, _ in moves]).alias(_CELL_B),
+            *(chosen([m[0][k] for m in moves]).alias(cell) for k, cell in enumerate(cells)),
             *((nw.col(c) * sign).alias(c) for c in counts),
         )
     )
@@ -238,8 +360,13 @@ def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
     )
     errors = runs.frame.filter(nw.col(TARGET) != nw.col(PRED))
     wrong = runs.summed(errors.select(*runs.by, SAMPLE, *cell, *weight), cell, sums)
-    moves = [(TARGET, PRED, 1, None), (TARGET, TARGET, -1, None)]
-    moved = _moved(runs, wrong, [*est, RUN], moves, [_COUNT, _DRAWN])
+    moves: list[_Move] = [
+        ([nw.col(TARGET), nw.col(PRED)], 1, None),
+        ([nw.col(TARGET), nw.col(TARGET)], -1, None),
+    ]
+    moved = _moved(
+        runs, wrong, [*est, RUN], cells=[_CELL_A, _CELL_B], moves=moves, counts=[_COUNT, _DRAWN]
+    )
     return (
         aggregate(
             nw.concat([right, moved]),
@@ -252,30 +379,77 @@ def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
     )
 
 
-def _both_wrong(runs: Runs, *, by_class: bool) -> nw.LazyFrame[Any]:
+def _both_wrong(runs: Runs, coding: _Coding | None, joined: nw.LazyFrame[Any]) -> Any:
     """Per estimate and pair, the samples both runs get wrong, and with the same wrong class (W).
 
-    With ``by_class``, counted per (target, wrong class of a, wrong class of b) too, for the
-    cells of the class table; otherwise one row per pair.
+    From ``joined`` (:func:`_joined_errors` with ``coding``): with numbers, counted per pair
+    number and named by the pairs' runs.
+    """
+    if coding is None:
+        keys, same = [RUN_A, RUN_B], nw.col(_PRED_A) == nw.col(_PRED_B)
+    else:
+        keys, same = [_BASE], nw.col(_PA) == nw.col(_P)
+    both = runs.summed(
+        joined,
+        keys,
+        {
+            _BOTH_WRONG: runs.weighted(),
+            _SAME_WRONG: runs.weighted(nw.when(same).then(1).otherwise(0)),
+        },
+    )
+    if coding is None:
+        return both
+    pairs = _pairs_of_runs(runs, coding).select(*runs.partition, _BASE, RUN_A, RUN_B)
+    return both.join(pairs, on=[*runs.partition, _BASE]).drop(_BASE)
+
+
+def _joined_errors(runs: Runs, coding: _Coding | None) -> nw.LazyFrame[Any]:
+    """The samples two runs a < b both get wrong: one row per (sample, pair).
+
+    Without ``coding``: ``by``, SAMPLE, RUN_A, RUN_B, the wrong classes _PRED_A and _PRED_B
+    (and WEIGHT). With it, numbers instead of labels: the pair's _BASE = p·C², the target's
+    code _Y and _YC = code·C, run a's wrong class _PA and _PC = code·C, run b's _P.
     """
     by = runs.by
     errors = runs.frame.filter(nw.col(TARGET) != nw.col(PRED))
     weight = [WEIGHT] if runs.has_weights else []
-    side_a = errors.select(
-        *by, SAMPLE, nw.col(RUN).alias(RUN_A), TARGET, nw.col(PRED).alias(_PRED_A), *weight
+    if coding is None:
+        side_a = errors.select(
+            *by, SAMPLE, nw.col(RUN).alias(RUN_A), nw.col(PRED).alias(_PRED_A), *weight
+        )
+        side_b = errors.select(*by, SAMPLE, nw.col(RUN).alias(RUN_B), nw.col(PRED).alias(_PRED_B))
+        return side_a.join(side_b, on=[*by, SAMPLE]).filter(nw.col(RUN_A) < nw.col(RUN_B))
+    coded = errors.join(coding.runs, on=[*by, RUN])
+    coded = cached(coding.labelled(coding.labelled(coded, TARGET, _Y, _YC), PRED, _P, _PC))
+    side_a = coded.select(
+        *by,
+        SAMPLE,
+        nw.col(_CODE).alias(_CODE_A),
+        _BASE_A,
+        _Y,
+        _YC,
+        nw.col(_P).alias(_PA),
+        _PC,
+        *weight,
     )
-    side_b = errors.select(*by, SAMPLE, nw.col(RUN).alias(RUN_B), nw.col(PRED).alias(_PRED_B))
-    classes = [TARGET, _PRED_A, _PRED_B] if by_class else []
-    joined = side_a.join(side_b, on=[*by, SAMPLE]).filter(nw.col(RUN_A) < nw.col(RUN_B))
-    same = nw.when(nw.col(_PRED_A) == nw.col(_PRED_B)).then(1).otherwise(0)
-    return runs.summed(
-        joined,
-        [RUN_A, RUN_B, *classes],
-        {_COUNT: runs.weighted(), _SAME_WRONG: runs.weighted(same)},
+    side_b = coded.select(*by, SAMPLE, nw.col(_CODE).alias(_CODE_B), _BASE_B, _P)
+    joined = side_a.join(side_b, on=[*by, SAMPLE]).filter(nw.col(_CODE_A) < nw.col(_CODE_B))
+    return joined.select(
+        *by,
+        SAMPLE,
+        (nw.col(_BASE_A) + nw.col(_BASE_B)).alias(_BASE),
+        _Y,
+        _YC,
+        _PA,
+        _PC,
+        _P,
+        *weight,
     )
 
 
-def _cells(runs: Runs, on_sides: nw.LazyFrame[Any], both: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
+def _cells(
+    runs: Runs, on_sides: nw.LazyFrame[Any], coding: _Coding, joined: nw.LazyFrame[Any]
+) -> nw.LazyFrame[Any]:
     """Σ over the non-empty cells of the ŷ_a × ŷ_b table of O² / (m_a(i)·m_b(j)).
 
     The table is assembled without joining every sample. Start from run a's confusion matrix
@@ -283,38 +457,65 @@ def _cells(runs: Runs, on_sides: nw.LazyFrame[Any], both: nw.LazyFrame[Any]) -> 
     (i, y)). Each error of run b (y → j) moves its sample from (y, y) to (y, j), which is right
     when a is right too; for the samples both runs get wrong (y → i, y → j) the two moves are
     undone — (i, y) and (y, j) lose one, (y, y) and (i, j) gain one. The margins m_a(i) and
-    m_b(j) are the table's row and column sums.
+    m_b(j) are the table's row and column sums. Every cell is one integer key
+    (:class:`_Coding`): the moves add up per key, and the margins are sums per key // C
+    (pair, i) and per (pair, j).
     """
-    keys = [*runs.estimates, RUN_A, RUN_B]
-    is_a, b_wrong = nw.col(_IS_A), ~nw.col(_IS_A) & (nw.col(TARGET) != nw.col(PRED))
-    moves_of_runs = [
-        (PRED, TARGET, 1, is_a),
-        (TARGET, PRED, 1, b_wrong),
-        (TARGET, TARGET, -1, b_wrong),
+    estimates = runs.estimates
+    base, y, yc, p, pc = (nw.col(c) for c in (_BASE, _Y, _YC, _P, _PC))
+    is_a = nw.col(_IS_A)
+    b_wrong = ~is_a & (nw.col(TARGET) != nw.col(PRED))
+    moves_of_runs: list[_Move] = [
+        ([base + pc + y], 1, is_a),
+        ([base + yc + p], 1, b_wrong),
+        ([base + yc + y], -1, b_wrong),
     ]
-    moves_of_both = [
-        (_PRED_A, _PRED_B, 1, None),
-        (_PRED_A, TARGET, -1, None),
-        (TARGET, _PRED_B, -1, None),
-        (TARGET, TARGET, 1, None),
+    # both wrong: a's wrong class is _PC (as a row), b's _P (as a column)
+    moves_of_both: list[_Move] = [
+        ([base + pc + p], 1, None),
+        ([base + pc + y], -1, None),
+        ([base + yc + p], -1, None),
+        ([base + yc + y], 1, None),
     ]
+    joined = joined.with_columns(runs.weighted().alias(_COUNT))
+    both = runs.summed(
+        _moved(
+            runs, joined, [*runs.by, SAMPLE], cells=[_KEY], moves=moves_of_both, counts=[_COUNT]
+        ),
+        [_KEY],
+        {_COUNT: nw.col(_COUNT)},
+    )
     observed = exact_sums(
         nw.concat(
             [
-                _moved(runs, on_sides, keys, moves_of_runs, [_COUNT]),
-                _moved(runs, both, keys, moves_of_both, [_COUNT]),
+                _moved(
+                    runs, on_sides, estimates, cells=[_KEY], moves=moves_of_runs, counts=[_COUNT]
+                ),
+                both.select(*estimates, _KEY, _COUNT),
             ]
         ),
-        [*keys, _CELL_A, _CELL_B],
+        [*estimates, _KEY],
         [_COUNT],
     ).filter(nw.col(_COUNT) > 0)
+    key, classes, square = nw.col(_KEY), nw.col(_CLASSES), nw.col(_SQUARE)
+    observed = observed.join(coding.sizes.select(_CLASSES, _SQUARE), how="cross").with_columns(
+        (key // classes).alias(_ROW_A),
+        (key // square * classes + key % classes).alias(_ROW_B),
+        (key // square * square).alias(_BASE),
+    )
     count = nw.col(_COUNT).cast(nw.Float64)
     margins = observed.with_columns(
-        over(count.sum(), [*keys, _CELL_A]).alias(_PREDICTED_A),
-        over(count.sum(), [*keys, _CELL_B]).alias(_PREDICTED_B),
+        over(count.sum(), [*estimates, _ROW_A]).alias(_PREDICTED_A),
+        over(count.sum(), [*estimates, _ROW_B]).alias(_PREDICTED_B),
     )
     share = count * count / (nw.col(_PREDICTED_A) * nw.col(_PREDICTED_B))
-    return exact_sums(margins.with_columns(share.alias(_CELL_SHARE)), keys, [_CELL_SHARE])
+    per_pair = exact_sums(
+        margins.with_columns(share.alias(_CELL_SHARE)), [*estimates, _BASE], [_CELL_SHARE]
+    )
+    pairs = _pairs_of_runs(runs, coding).select(*runs.partition, _BASE, RUN_A, RUN_B)
+    return per_pair.join(pairs, on=[*runs.partition, _BASE]).select(
+        *estimates, RUN_A, RUN_B, _CELL_SHARE
+    )
 
 
 def _values(ns: Any, empty_union: EmptyUnion) -> dict[str, Any]:
@@ -372,7 +573,9 @@ def _compute(
         frame, name, run=run, sample=sample, target=target, prediction=prediction, by=by,
         weight=weight, estimator=estimator, outputs=estimator.outputs(*headlines),
     )  # fmt: skip
-    needs = frozenset().union(*(_NEEDS.get(m, frozenset()) for m in names))
+    coding = _Coding.of(runs) if "cramers_v" in names else None
+    if coding is not None:
+        runs = replace(runs, checks=[*runs.checks, coding.fits(name)])
 
     def pair_values_of(runs: Runs) -> nw.LazyFrame[Any]:
         keys = [*runs.estimates, RUN_A, RUN_B]
@@ -381,7 +584,7 @@ def _compute(
             values = _values(ns, empty_union)
             return [*map(ns.col, keys), *(values[m].alias(m) for m in names)]
 
-        return native_step(_pair_counts(runs, needs), "select", columns)
+        return native_step(_pair_counts(runs, coding), "select", columns)
 
     if pairwise:
         return runs.finish(pair_values(runs, pair_values_of(runs), names), ["run_a", "run_b"])

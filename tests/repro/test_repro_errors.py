@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 import pytest
-from conftest import CONSTRUCTORS, to_polars
+from conftest import CONSTRUCTORS, Constructor, to_polars
 
 import frameaudit as fa
 from frameaudit import (
@@ -23,6 +23,7 @@ from frameaudit import (
     InvalidParameterError,
     InvalidValueError,
 )
+from frameaudit.repro import pairwise
 from tests.calls import arguments, names
 
 BASE = pl.DataFrame(
@@ -253,3 +254,19 @@ def test_errors_are_frameaudit_errors_and_value_errors(call: Callable[[pl.DataFr
     with pytest.raises(FrameAuditError) as info:
         call(pl.concat([X, X.head(1)]))
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("function", ["cramers_v", "summary"])
+def test_more_class_cells_than_one_key_numbers_is_an_error_on_every_engine(
+    constructor: Constructor, function: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # X: 2 runs and 2 classes, R(R-1)/2 * C^2 = 4 cells; the bound is lowered around it
+    monkeypatch.setattr(pairwise, "_MOST_CELLS", 3)
+    match = (
+        rf"^{function}: runs=2, classes=2 are too many for Cramér's V: one 64-bit key "
+        r"numbers each cell .* there may be at most 3; compute it on fewer runs"
+    )
+    with pytest.raises(InvalidValueError, match=match):
+        to_polars(getattr(fa.repro, function)(constructor(X)))
+    monkeypatch.setattr(pairwise, "_MOST_CELLS", 4)
+    assert to_polars(getattr(fa.repro, function)(constructor(X))).height > 0

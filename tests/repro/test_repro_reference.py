@@ -42,6 +42,8 @@ CASES: list[tuple[str, int, dict[str, Any]]] = [
     ("mostly-wrong", 5, {"k": 4, "n": 15, "classes": 5, "error": 0.9}),
     ("partitions", 6, {"k": 3, "n": 10, "classes": 3, "parts": 3}),
     ("two-runs", 7, {"k": 2, "n": 40, "classes": 3}),
+    # Cramér's V numbers each cell of a pair's table p·C² + i·C + j: far-apart codes
+    ("many-classes", 8, {"k": 5, "n": 80, "classes": 30, "parts": 2}),
 ]
 
 
