@@ -628,6 +628,61 @@ def test_exact_sums_outside_the_windows_keep_the_float_sum(engine: str) -> None:
     assert got["n"].to_list() == [1, 5, 9, 13, 17, 21]  # integers as they are
 
 
+def _scaled_summed(engine: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """scaled_terms per g, the terms and x times the count c, scaled_sums per (g, r)."""
+    import narwhals.stable.v2 as nw
+
+    from frameaudit._engine.plans import scaled_sums, scaled_terms
+
+    lazy = nw.from_native(_engine_frame(engine, frame))
+    scaled, terms, windows = scaled_terms(lazy, ["g"], ["x"])
+    multiplied = scaled.select(
+        "g", "r", *((nw.col(c) * nw.col("c")).alias(c) for c in ["x", *terms]), *windows
+    )
+    summed = scaled_sums(multiplied, ["g", "r"], ["x"], ["x"])
+    return summed.sort("g", "r").collect("polars").to_native()
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_scaled_sums_of_multiples_are_the_correctly_rounded_sum_in_any_order(
+    engine: str,
+) -> None:
+    from fractions import Fraction
+
+    rng = np.random.default_rng(2)
+    frame = _grid_terms(rng)
+    # a bootstrap's shape: each row counted 0-4 times in each of three replicates r
+    frame = pl.concat(
+        [frame.with_columns(r=pl.lit(r), c=rng.integers(0, 5, frame.height)) for r in range(3)]
+    )
+    expected = {
+        (g, r): float(sum(Fraction(x) * c for x, c in zip(part["x"], part["c"], strict=True)))
+        for (g, r), part in frame.group_by("g", "r")
+    }
+    seen = set()
+    for seed in range(3):
+        got = _scaled_summed(engine, frame.sample(fraction=1.0, shuffle=True, seed=seed))
+        assert {(g, r): x for g, r, x in got.select("g", "r", "x").rows()} == expected
+        seen.add(tuple(got["x"]))
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_scaled_sums_outside_the_windows_keep_the_float_sum(engine: str) -> None:
+    import math
+
+    x = [1e-20, 3e-20, 1e30, 2e30, float("nan"), 1.0, float("inf"), 1.0]
+    frame = pl.DataFrame(
+        {"g": [0, 0, 1, 1, 2, 2, 3, 3], "r": [0] * 8, "x": x, "c": [2, 3] * 4},
+        schema_overrides={"x": pl.Float64},
+    )
+    got = _scaled_summed(engine, frame)["x"]
+    assert got[0] == pytest.approx(1e-20 * 2 + 3e-20 * 3, rel=1e-15)
+    assert got[1] == pytest.approx(1e30 * 2 + 2e30 * 3, rel=1e-15)
+    assert math.isnan(got[2])
+    assert got[3] == math.inf
+
+
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
 def test_exact_means_and_spreads_in_any_order(engine: str) -> None:
     import statistics

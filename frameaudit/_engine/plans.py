@@ -61,6 +61,8 @@ __all__ = [
     "proven_or_exact",
     "repeats_within",
     "running_along",
+    "scaled_sums",
+    "scaled_terms",
     "sorted_by",
     "sorted_screen",
     "sum_before",
@@ -620,6 +622,88 @@ def _fixed_point(floats: tuple[str, ...], on_polars: bool) -> _FixedPoint:
             total = ns.when(ns.col(c).is_finite() & inside).then(exact).otherwise(total)
         totals.append(total.alias(c))
     return _FixedPoint(scaled, sums, tuple(totals), maxes + terms)
+
+
+def scaled_terms(
+    frame: nw.LazyFrame[Any], keys: Sequence[str], floats: Sequence[str]
+) -> tuple[nw.LazyFrame[Any], list[str], list[str]]:
+    """``frame`` with each column of ``floats`` also in fixed point, at one scale per ``keys``.
+
+    For sums of integer multiples of the rows (a bootstrap's replicate sums: a unit's sum
+    times the number of times a replicate draws it), added by :func:`scaled_sums`: a term is
+    the value times 2^S cast to Int128 (its fraction dropped), computed once per row here, and
+    its multiples and their sums stay exact integers. The scale is the window of
+    :data:`_WINDOWS` that puts the largest magnitude among the rows of the same ``keys`` in
+    [2^53, 2^86); its index (−1 outside every window) is kept beside the term. Against
+    :func:`exact_sums` of the multiplied rows, this is one Int128 sum per column instead of
+    three, and no float → Int128 cast per multiplied row.
+
+    Returns the frame, the columns to multiply (the terms) and the columns to keep as they are
+    (the windows); on an engine that keeps float sums (:data:`_FIXED`) the frame as it is.
+    """
+    if frame.implementation not in _FIXED or not floats:
+        return frame, [], []
+    on_polars = frame.implementation is nw.Implementation.POLARS
+    hashed = hashed_keys(keys)
+
+    def written(ns: Any) -> list[Any]:
+        int128 = pl.Int128 if on_polars else nw.Int128()
+        columns = []
+        for c in floats:
+            value = ns.col(c).fill_nan(0.0) if on_polars else ns.col(c)
+            largest = ns.col(c).abs().max()
+            if hashed:
+                largest = largest.over(hashed) if on_polars else largest.over(*hashed)
+            window, term = ns.lit(-1, dtype=ns.Int8), ns.lit(0).cast(int128)
+            for j, scale in reversed(list(enumerate(_WINDOWS))):
+                inside = (largest * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
+                window = ns.when(inside).then(ns.lit(j, dtype=ns.Int8)).otherwise(window)
+                term = ns.when(inside).then((value * 2.0**scale).cast(int128)).otherwise(term)
+            columns += [term.alias(_term(c)), window.alias(_window(c))]
+        return columns
+
+    scaled = native_step(frame, "with_columns", written)
+    return scaled, [_term(c) for c in floats], [_window(c) for c in floats]
+
+
+def scaled_sums(
+    frame: nw.LazyFrame[Any], keys: Sequence[str], columns: Sequence[str], floats: Sequence[str]
+) -> nw.LazyFrame[Any]:
+    """Per ``keys``, each of ``columns`` summed: the ``floats`` from their :func:`scaled_terms`.
+
+    ``keys`` refine the keys the terms were scaled per (each group holds one scale). A float
+    total is its terms' exact sum rounded once to Float64: the same bits in any order; a
+    group outside every window, or whose float sum is NaN or infinite, keeps its float sum.
+    """
+    if frame.implementation not in _FIXED or not floats:
+        return exact_sums(frame, keys, columns, floats=[])
+
+    def sums(ns: Any) -> list[Any]:
+        summed = [ns.col(c).sum() for c in columns]
+        terms = [ns.col(_term(c)).sum() for c in floats]
+        return [*summed, *terms, *(ns.col(_window(c)).max() for c in floats)]
+
+    def totals(ns: Any) -> list[Any]:
+        written = []
+        for c in floats:
+            total = ns.col(c)
+            for j, scale in enumerate(_WINDOWS):
+                exact = ns.col(_term(c)).cast(ns.Float64) * 2.0**-scale
+                chosen = (ns.col(_window(c)) == j) & ns.col(c).is_finite()
+                total = ns.when(chosen).then(exact).otherwise(total)
+            written.append(total.alias(c))
+        return written
+
+    summed = native_step(aggregated(frame, keys, sums), "with_columns", totals)
+    return summed.drop(*(_term(c) for c in floats), *(_window(c) for c in floats))
+
+
+def _term(column: str) -> str:
+    return f"{column}__fa_term"
+
+
+def _window(column: str) -> str:
+    return f"{column}__fa_window"
 
 
 def exact_means(

@@ -40,7 +40,13 @@ import narwhals.stable.v2 as nw
 
 from frameaudit._engine.convert import Source
 from frameaudit._engine.native import namespace_of, native_step
-from frameaudit._engine.plans import cached, exact_sums, join_small
+from frameaudit._engine.plans import (
+    cached,
+    exact_sums,
+    join_small,
+    scaled_sums,
+    scaled_terms,
+)
 from frameaudit._expr import (
     WHOLE,
     aggregate,
@@ -367,7 +373,11 @@ class Resampling:
         the large aggregation groups by one integer: the number of the (partition, keys) cell
         (the columns may be text) times n_boot + 1, plus the replicate's. K_b comes out of the
         same aggregation: each unit of the partition (all of them, also those ``frame`` has no
-        row of) adds one marker row to the partition's first cell.
+        row of) adds one marker row to the partition's first cell. A float sum is put in fixed
+        point once per unit (:func:`~frameaudit._engine.plans.scaled_terms`): the draws
+        multiply integers, and a replicate's sum has the same bits in any order (EXP's interval
+        on 10,000 rankings: 0.75 s, against 1.36 s with the multiplied sums put in fixed point
+        and 0.39 s with plain float sums).
         """
         partition, keys, sums = list(partition), list(keys), list(sums)
         units = self.indexed.select(*self.units, _UNIT)
@@ -397,17 +407,24 @@ class Resampling:
                 _UNIT, _KEY, *(nw.lit(0).cast(schema[c]).alias(c) for c in sums), _one(_DRAWN)
             )
             per_unit = nw.concat([per_unit.with_columns(_one(_DRAWN, 0)), markers])
+        # float sums in fixed point once per unit, at one scale per cell: the draws multiply
+        # integers, and each replicate's sums are exact
+        floats = [c for c in sums if schema[c].is_float()]
+        per_unit, terms, windows = scaled_terms(per_unit, [_KEY], floats)
         first_replicate = nw.col(_KEY) * size - POINT  # the number of the cell's point replicate
         # a unit drawn 0 times adds nothing: draws() has no row for it
         paired = join_small(
-            self.draws(), per_unit.select(_UNIT, first_replicate.alias(_CELL), *counted), _UNIT
+            self.draws(),
+            per_unit.select(_UNIT, first_replicate.alias(_CELL), *counted, *terms, *windows),
+            _UNIT,
         )
         paired = paired.select(
             (nw.col(_CELL) + nw.col(REPLICATE)).alias(_CELL),
-            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in counted),
+            *((nw.col(c) * nw.col(COUNT)).alias(c) for c in [*counted, *terms]),
+            *windows,
         )
         cell = nw.col(_CELL)
-        summed = exact_sums(paired, [_CELL], counted).select(
+        summed = scaled_sums(paired, [_CELL], counted, floats).select(
             (cell // size).alias(_KEY), (cell % size + POINT).alias(REPLICATE), *counted
         )
         if cells:
