@@ -240,6 +240,27 @@ BUGS = (
         "nw.when(nw.col(code) != value).then(nw.col(column)).max()",
         ("tests/fair/test_clustering_backends.py", "tests/fair/test_clustering_reference.py"),
     ),
+    Bug(
+        "Cramér's V: a sample both runs get wrong does not return to (y, y)",
+        "frameaudit/repro/pairwise.py",
+        "        ([base + yc + y], 1, None),",
+        "        ([base + yc + y], -1, None),",
+        ("tests/repro/test_repro_reference.py", "tests/repro/test_repro_backends.py"),
+    ),
+    Bug(
+        "a bootstrap's fixed-point terms at half their scale",
+        "frameaudit/_engine/plans.py",
+        "then((value * 2.0**scale).cast(int128))",
+        "then((value * 2.0 ** (scale - 1)).cast(int128))",
+        ("tests/test_robustness.py", "tests/test_resample.py"),
+    ),
+    Bug(
+        "log1p without its correction for the rounding of 1 + x",
+        "frameaudit/_expr.py",
+        "    return u.log() - ((u - 1.0) - x) / u",
+        "    return u.log()",
+        ("tests/fair/test_ndkl_precision.py", "tests/fair/test_ranking_reference.py"),
+    ),
 )
 
 
