@@ -379,7 +379,7 @@ def _confusion(runs: Runs) -> nw.LazyFrame[Any]:
     )
 
 
-def _both_wrong(runs: Runs, coding: _Coding | None, joined: nw.LazyFrame[Any]) -> Any:
+def _both_wrong(runs: Runs, coding: _Coding | None, joined: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
     """Per estimate and pair, the samples both runs get wrong, and with the same wrong class (W).
 
     From ``joined`` (:func:`_joined_errors` with ``coding``): with numbers, counted per pair
