@@ -34,7 +34,11 @@ from frameaudit.datasets import biased_rankings
 
 RESULTS = Path(__file__).parent / "results" / "ranking.md"
 METRICS = ["exp", "expu", "expru", "awrf", "erbe", "erbp", "erbr", "arp", "ndkl", "iaa"]
-SIZED = ("exp", "awrf", "erbp")
+SIZED = (
+    tuple(m.name for m in fa.metrics("ranking") if "size" in m.options)
+    if hasattr(fa, "metrics")
+    else ("exp", "awrf", "erbp")  # a checkout before the registry (bench_calls --against)
+)
 """The metrics whose V_g divides by n_g: each benchmark row is its own item (size="rows")."""
 # checkouts before the explicit choice of n_g (bench_calls --against) have no size=
 _HAS_SIZE = "size" in inspect.signature(fa.fair.exp).parameters
