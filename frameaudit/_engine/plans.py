@@ -617,7 +617,7 @@ def _fixed_point(floats: tuple[str, ...], on_polars: bool) -> _FixedPoint:
     for i, c in enumerate(floats):
         total = ns.col(c)  # the float sum
         for j, scale in reversed(list(enumerate(_WINDOWS))):
-            inside = (ns.col(maxes[i]) * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
+            inside = _in_window(ns.col(maxes[i]), scale)
             exact = ns.col(term(i, j)).cast(float64) * 2.0**-scale
             total = ns.when(ns.col(c).is_finite() & inside).then(exact).otherwise(total)
         totals.append(total.alias(c))
@@ -656,7 +656,7 @@ def scaled_terms(
                 largest = largest.over(hashed) if on_polars else largest.over(*hashed)
             window, term = ns.lit(-1, dtype=ns.Int8), ns.lit(0).cast(int128)
             for j, scale in reversed(list(enumerate(_WINDOWS))):
-                inside = (largest * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
+                inside = _in_window(largest, scale)
                 window = ns.when(inside).then(ns.lit(j, dtype=ns.Int8)).otherwise(window)
                 term = ns.when(inside).then((value * 2.0**scale).cast(int128)).otherwise(term)
             columns += [term.alias(_term(c)), window.alias(_window(c))]
@@ -696,6 +696,11 @@ def scaled_sums(
 
     summed = native_step(aggregated(frame, keys, sums), "with_columns", totals)
     return summed.drop(*(_term(c) for c in floats), *(_window(c) for c in floats))
+
+
+def _in_window(magnitude: Any, scale: int) -> Any:
+    """Whether a largest ``magnitude`` times 2^``scale`` lies in [2^53, 2^86) (either namespace)."""
+    return (magnitude * 2.0**scale).is_between(2.0**53, 2.0**86, "left")
 
 
 def _term(column: str) -> str:
