@@ -14,8 +14,8 @@ import narwhals.stable.v2 as nw
 import polars as pl
 import pytest
 
-from frameaudit._engine.native import aggregated, native_step, stepped
-from frameaudit._expr import WHOLE, aggregate, partitioned
+from frameaudit._engine.native import aggregated, from_polars, native_step, stepped
+from frameaudit._expr import WHOLE, aggregate, divided_in, partitioned
 
 # a null key is a group of its own; the floats are dyadic, so any order sums them exactly
 ROWS = pl.DataFrame(
@@ -86,3 +86,47 @@ def test_stepped_wraps_the_step_and_leaves_the_frame_alone() -> None:
     assert step.collect_schema().names() == ["g", "x", "n", "m"]
     assert frame.collect_schema().names() == ["g", "x", "n"]
     assert sorted(_sorted(step)["m"].to_list()) == [2, 4, 6, 8, 10, 12]
+
+
+def test_from_polars_is_a_narwhals_frame_like_from_native() -> None:
+    wrapped = from_polars(ROWS.lazy())
+    reference = nw.from_native(ROWS.lazy())
+    assert type(wrapped) is type(reference)
+    assert wrapped.implementation is nw.Implementation.POLARS
+    # narwhals' own steps on it, and a join with a frame narwhals wrapped
+    joined = wrapped.with_columns(nw.col("n") + 1).join(reference.select("g", "x"), on="x")
+    assert sorted(_sorted(joined)["n"].to_list()) == [2, 3, 4, 5, 6, 7]
+    # a second wrap of another plan leaves the first alone
+    other = from_polars(ROWS.lazy().select("n"))
+    assert wrapped.collect_schema().names() == ["g", "x", "n"]
+    assert other.collect_schema().names() == ["n"]
+
+
+DIVISIONS = pl.DataFrame(
+    {
+        "a": [1.0, 1.0, -1.0, 0.0, None, 3.0],
+        "b": [2.0, 0.0, 0.0, 0.0, 1.0, None],
+    }
+)
+"""x/y by hand: 0.5, +inf, -inf, null (0/0), null and null (a null operand)."""
+QUOTIENTS = [0.5, float("inf"), float("-inf"), None, None, None]
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_division_by_names_is_the_division_of_columns(engine: str) -> None:
+    native = DIVISIONS.lazy() if engine == "polars" else duckdb.from_arrow(DIVISIONS.to_arrow())
+    frame = nw.from_native(native)
+
+    def quotients(ns: Any) -> list[Any]:
+        return [
+            divided_in(ns, "a", "b").alias("named"),
+            divided_in(ns, ns.col("a"), ns.col("b")).alias("written"),
+            divided_in(ns, "a", 2.0).alias("halved"),
+        ]
+
+    # twice: the second call reuses the expressions the first built
+    for _ in range(2):
+        got = native_step(frame, "with_columns", quotients).collect(backend="polars").to_native()
+        assert got["named"].to_list() == QUOTIENTS
+        assert got["written"].to_list() == QUOTIENTS
+        assert got["halved"].to_list() == [0.5, 0.5, -0.5, 0.0, None, 1.5]

@@ -37,7 +37,7 @@ from typing import Any
 import narwhals.stable.v2 as nw
 import polars as pl
 
-from frameaudit._engine.native import Written, native_step
+from frameaudit._engine.native import Written, from_polars, native_step
 from frameaudit._engine.text import duckdb_name, spark_name, with_reprs
 from frameaudit.exceptions import ENGINE_MARKER, InvalidValueError
 
@@ -421,8 +421,7 @@ def diagnostics(checks: Sequence[Check]) -> nw.LazyFrame[Any]:
         natives = [
             f.to_native().select(pl.all().name.prefix(_prefix(i))) for i, f in enumerate(frames)
         ]
-        side_by_side: nw.LazyFrame[Any] = nw.from_native(pl.concat(natives, how="horizontal"))
-        return side_by_side
+        return from_polars(pl.concat(natives, how="horizontal"))
     renamed = [f.select(nw.all().name.prefix(_prefix(i))) for i, f in enumerate(frames)]
     combined = renamed[0]
     for frame in renamed[1:]:

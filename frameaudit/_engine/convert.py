@@ -39,7 +39,7 @@ from frameaudit._engine.checks import (
     raise_first,
     unproved,
 )
-from frameaudit._engine.native import namespace_of, native_step
+from frameaudit._engine.native import from_polars, namespace_of, native_step
 from frameaudit._engine.plans import materialized_shared, sorted_by
 from frameaudit.exceptions import (
     ColumnNotFoundError,
@@ -323,7 +323,7 @@ def to_engine(frame: Any, columns: Mapping[str, str], *, frame_name: str = "fram
         names = frame.column_names if kind is Kind.PYARROW else [str(c) for c in frame.columns]
         _check_columns(names, columns, frame_name)
         data = _as_polars(frame, kind, columns)
-        return Source(nw.from_native(data.lazy()), kind, nw.Implementation.POLARS, rows=data.height)
+        return Source(from_polars(data.lazy()), kind, nw.Implementation.POLARS, rows=data.height)
     try:
         wrapped = nw.from_native(frame)
     except TypeError:

@@ -146,7 +146,7 @@ class Estimation:
         sums: Sequence[str],
         *,
         normalised: bool = False,
-        floats: bool = False,
+        floats: Sequence[str] | None = None,
     ) -> nw.LazyFrame[Any]:
         """The columns ``sums`` of ``frame`` summed per (estimate, ``keys``), exactly.
 
@@ -155,12 +155,11 @@ class Estimation:
         (partition, replicate, keys) that no drawn unit holds has no row, as in resampled
         data). ``normalised``: the statistic is a total over units, whose replicates are scaled
         to the partition's number of units (SPEC §5); ratios of sums need no scaling.
-        ``floats``: every column of ``sums`` is Float64, as the caller knows (the schema of a
-        long plan costs a tenth of a millisecond or more to resolve).
+        ``floats``: the Float64 columns of ``sums``, where the caller knows them (the schema of
+        a long plan costs a tenth of a millisecond or more to resolve).
         """
         if self.resampling is None:  # (the constant partition is added after the sums)
-            known = list(sums) if floats else None
-            return exact_sums(frame, [*self.partition, *keys], sums, floats=known)
+            return exact_sums(frame, [*self.partition, *keys], sums, floats=floats)
         if WHOLE in self.partition and WHOLE not in frame.collect_schema():
             frame = partitioned(frame, [])
         return self.resampling.summed(frame, self.partition, keys, sums, normalised=normalised)

@@ -385,15 +385,39 @@ def _join_alignment(
 
 
 def _over_units(
-    prep: _Prepared, frame: nw.LazyFrame[Any], keys: Sequence[str], sums: Sequence[str]
+    prep: _Prepared,
+    frame: nw.LazyFrame[Any],
+    keys: Sequence[str],
+    sums: Sequence[str],
+    *,
+    counts: Sequence[str] = (),
 ) -> nw.LazyFrame[Any]:
     """The columns ``sums`` summed per (estimate, ``keys``): over the rankings' rows.
 
     With a bootstrap normalised to the partition's number of rankings: totals (ERBE, IAA, V_g
     over a mapping's fixed size, the distinct-item sizes) are among the ranking metrics. Every
-    sum is Float64: a term times the (Float64) unit weight.
+    sum is Float64 (a term times the Float64 unit weight) but those of ``counts``, Int64 row
+    counts (:func:`_row_count`).
     """
-    return prep.estimation.summed(frame, keys, sums, normalised=True, floats=True)
+    floats = [c for c in sums if c not in counts]
+    return prep.estimation.summed(frame, keys, sums, normalised=True, floats=floats)
+
+
+def _row_count(prep: _Prepared, ns: Any) -> Any:
+    """A row's count in its group's size, an expression of ``ns``.
+
+    Its unit weight (times its share of the item's cell, aligned), else 1 as an Int64
+    (:func:`_counts_rows`): summed as it is, where a Float64 is put in fixed point (for a
+    small call, a sixth of its plan's run).
+    """
+    if prep.aligned:
+        return prep.estimation.unit_weight(ns=ns) * ns.col(SHARE)
+    return prep.estimation.unit_weight(integer=_counts_rows(prep), ns=ns)
+
+
+def _counts_rows(prep: _Prepared) -> bool:
+    """Whether :func:`_row_count` is an Int64: neither unit weights nor alignments."""
+    return not prep.aligned and prep.estimation.weight is None
 
 
 def _weighted_terms(
@@ -419,9 +443,7 @@ def _mean_over_rankings(
     """
     terms = _weighted_terms(prep, rows, value, name)
     sums = _over_units(prep, terms, [], [_NUM, _DEN])
-    return native_step(
-        sums, "with_columns", lambda ns: [divided_in(ns, ns.col(_NUM), ns.col(_DEN)).alias(name)]
-    )
+    return native_step(sums, "with_columns", lambda ns: [divided_in(ns, _NUM, _DEN).alias(name)])
 
 
 def _with_sizes(prep: _Prepared, sums: nw.LazyFrame[Any]) -> nw.LazyFrame[Any]:
@@ -471,8 +493,8 @@ def _per_group(
     fractional = estimation.weight or prep.aligned
 
     def columns(ns: Any) -> list[Any]:  # in Polars' own expressions on Polars (native_step)
-        den = {"size": ns.col(_SIZE), "sum": ns.col(_DEN), "one": ns.lit(1.0)}[denominator]
-        shown = [*map(ns.col, keys), divided_in(ns, ns.col(_NUM), den).alias(metric)]
+        den = {"size": _SIZE, "sum": _DEN, "one": 1.0}[denominator]
+        shown = [*map(ns.col, keys), divided_in(ns, _NUM, den).alias(metric)]
         size = ns.col(_SIZE).cast(ns.Float64 if fractional else ns.Int64).alias(_SIZE)
         return [*shown, size] if sized else shown
 
@@ -650,9 +672,7 @@ def _pooled_metric(
     columns = [_NUM, _ROWS, *([_DEN] if denominator == "sum" else [])]
 
     def terms(ns: Any) -> list[Any]:  # per row, in Polars' own expressions on Polars
-        weighted = prep.estimation.unit_weight(ns=ns)
-        if prep.aligned:
-            weighted = weighted * ns.col(SHARE)
+        weighted = _row_count(prep, ns)
         written = [numerator(ns).cast(ns.Float64) * weighted, weighted]
         if denominator == "sum":
             written.append(ns.col(values["relevance"]).cast(ns.Float64) * weighted)
@@ -673,7 +693,8 @@ def _pooled_metric(
             normalised=True,
         )
     else:
-        sums = _over_units(prep, rows, prep.groups, list(columns))
+        counts = [_ROWS] if _counts_rows(prep) else []
+        sums = _over_units(prep, rows, prep.groups, list(columns), counts=counts)
         if sized:
             sums = _with_sizes(prep, sums)
     summed = [*columns, _SIZE] if sized and prep.mapping is None else list(columns)
