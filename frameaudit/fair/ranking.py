@@ -670,12 +670,16 @@ def _pooled_metric(
             validate.binary(prep.frame, values["relevance"], "relevance", metric.upper())
         )
     columns = [_NUM, _ROWS, *([_DEN] if denominator == "sum" else [])]
+    # the sums that count rows: exact integers without unit weights (a binary relevance's too)
+    counts = [_ROWS, *([_DEN] if binary_relevance else [])] if _counts_rows(prep) else []
 
     def terms(ns: Any) -> list[Any]:  # per row, in Polars' own expressions on Polars
         weighted = _row_count(prep, ns)
         written = [numerator(ns).cast(ns.Float64) * weighted, weighted]
         if denominator == "sum":
-            written.append(ns.col(values["relevance"]).cast(ns.Float64) * weighted)
+            relevance = ns.col(values["relevance"])
+            counted = (relevance == 1).cast(ns.Int64)  # 0 or 1, as the check requires
+            written.append(counted if _DEN in counts else relevance.cast(ns.Float64) * weighted)
         return [term.alias(name) for term, name in zip(written, columns, strict=True)]
 
     sized = denominator == "size" or combo is None
@@ -693,7 +697,6 @@ def _pooled_metric(
             normalised=True,
         )
     else:
-        counts = [_ROWS] if _counts_rows(prep) else []
         sums = _over_units(prep, rows, prep.groups, list(columns), counts=counts)
         if sized:
             sums = _with_sizes(prep, sums)
