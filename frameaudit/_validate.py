@@ -449,7 +449,8 @@ def screened(
     Columns that usually come sorted within a partition (positions) are marked on Polars
     (:func:`~frameaudit._engine.order_marks`), so that their check is one streaming comparison
     of neighbouring rows. Mark the frame before any other check or step reads it, so that
-    every reader shares the mark; other engines get the frame back unmarked.
+    every reader shares the mark; other engines get the frame back unmarked. Where
+    ``partition`` holds the constant ``WHOLE``, the frame gets that column too.
     """
     return order_marks(frame, partition, columns)
 

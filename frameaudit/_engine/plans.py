@@ -42,7 +42,7 @@ import polars as pl
 
 from frameaudit._engine.native import Written, aggregated, namespace_of, native_step, stepped
 from frameaudit._engine.text import duckdb_name, spark_name
-from frameaudit._expr import aggregate, distinct, hashed_keys, joined_on
+from frameaudit._expr import WHOLE, aggregate, distinct, hashed_keys, joined_on, partitioned
 
 __all__ = [
     "PROVED",
@@ -817,17 +817,22 @@ def order_marks(
 
     The mark of a row is true when its (partition, column) strictly follows its predecessor's
     in lexicographic order; false on the first row and where a comparison meets a null. Other
-    engines have no row order: the frame comes back unmarked, with no column marked.
+    engines have no row order: the frame comes back unmarked, with no column marked. Where
+    ``partition`` holds the constant :data:`~frameaudit._expr.WHOLE`, the frame gets that
+    column too (:func:`~frameaudit._expr.partitioned`), on Polars in the same step (a step
+    of its own through narwhals was a twentieth of a small call).
     """
+    whole = WHOLE in partition
     if frame.implementation is not nw.Implementation.POLARS:
-        return frame, []
+        return partitioned(frame, []) if whole else frame, []
     native: pl.LazyFrame = frame.to_native()
     outer = hashed_keys(partition)
-    marks = (
+    marks = [
         _follows([*outer, c], strict=True).fill_null(value=False).alias(_mark(partition, c))
         for c in columns
-    )
-    return stepped(frame, native.with_columns(*marks)), list(columns)
+    ]
+    constant = [pl.lit(0).alias(WHOLE)] if whole else []
+    return stepped(frame, native.with_columns(*constant, *marks)), list(columns)
 
 
 def sorted_screen(

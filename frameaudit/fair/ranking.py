@@ -230,7 +230,7 @@ def _prepare(
     partition = by_names or [WHOLE]
     rankings = list(dict.fromkeys([*partition, *ranking_names]))
     # positions usually come sorted within a ranking, items seldom; marked before any check
-    # reads the frame, so that every reader shares the mark
+    # reads the frame, so that every reader shares the mark (and the partition's column)
     lf, screen = validate.screened(lf, rankings, [rank])
     checks = [
         validate.non_empty(lf, metric),
@@ -243,7 +243,6 @@ def _prepare(
     if grouped and groups is None and universe is not None:
         known, universe_checks = listed_universe(lf, group_names, universe, source)
         checks += universe_checks
-    lf = partitioned(lf, by_names)
     once = {rank: "rank", **({item: "item"} if item is not None else {})}
     checks.append(validate.distinct_within(lf, rankings, once, "ranking", screen=screen))
     if weight is not None:
