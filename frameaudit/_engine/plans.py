@@ -589,7 +589,7 @@ def _fixed_point(floats: tuple[str, ...], on_polars: bool) -> _FixedPoint:
     cost a fifth of a small call's plan to build anew each time.
     """
     ns = pl if on_polars else nw
-    int128, float64 = (pl.Int128, pl.Float64) if on_polars else (nw.Int128(), nw.Float64)
+    int128 = pl.Int128 if on_polars else nw.Int128()
 
     def term(i: int, j: int) -> str:
         return f"__fa_i{i}_{j}"
@@ -613,15 +613,31 @@ def _fixed_point(floats: tuple[str, ...], on_polars: bool) -> _FixedPoint:
         *(ns.col(c).sum() for c in floats),
         *(ns.col(c).abs().max().alias(m) for c, m in zip(floats, maxes, strict=True)),
     )
-    totals = []
-    for i, c in enumerate(floats):
-        total = ns.col(c)  # the float sum
-        for j, scale in reversed(list(enumerate(_WINDOWS))):
-            inside = _in_window(ns.col(maxes[i]), scale)
-            exact = ns.col(term(i, j)).cast(float64) * 2.0**-scale
-            total = ns.when(ns.col(c).is_finite() & inside).then(exact).otherwise(total)
-        totals.append(total.alias(c))
-    return _FixedPoint(scaled, sums, tuple(totals), maxes + terms)
+    totals = tuple(
+        _total(
+            ns,
+            c,
+            chosen=[_in_window(ns.col(maxes[i]), scale) for scale in _WINDOWS],
+            summed=[ns.col(term(i, j)) for j in range(len(_WINDOWS))],
+        )
+        for i, c in enumerate(floats)
+    )
+    return _FixedPoint(scaled, sums, totals, maxes + terms)
+
+
+def _total(ns: Any, column: str, *, chosen: Sequence[Any], summed: Sequence[Any]) -> Any:
+    """The total of the float column ``column`` from its sums in fixed point, in ``ns``.
+
+    Per window j of :data:`_WINDOWS`: ``chosen[j]``, whether the group's terms are at its
+    scale, and ``summed[j]``, their Int128 sum there. The total is that sum times 2^-scale,
+    rounded once to Float64 (the windows do not overlap); outside every window, or where the
+    float sum (the column itself) is NaN or infinite, it is the float sum.
+    """
+    total = ns.col(column)
+    for inside, exact, scale in zip(chosen, summed, _WINDOWS, strict=True):
+        rounded = exact.cast(ns.Float64) * 2.0**-scale
+        total = ns.when(ns.col(column).is_finite() & inside).then(rounded).otherwise(total)
+    return total.alias(column)
 
 
 def scaled_terms(
@@ -684,15 +700,16 @@ def scaled_sums(
         return [*summed, *terms, *(ns.col(_window(c)).max() for c in floats)]
 
     def totals(ns: Any) -> list[Any]:
-        written = []
-        for c in floats:
-            total = ns.col(c)
-            for j, scale in enumerate(_WINDOWS):
-                exact = ns.col(_term(c)).cast(ns.Float64) * 2.0**-scale
-                chosen = (ns.col(_window(c)) == j) & ns.col(c).is_finite()
-                total = ns.when(chosen).then(exact).otherwise(total)
-            written.append(total.alias(c))
-        return written
+        windows = range(len(_WINDOWS))
+        return [
+            _total(
+                ns,
+                c,
+                chosen=[ns.col(_window(c)) == j for j in windows],
+                summed=[ns.col(_term(c))] * len(_WINDOWS),
+            )
+            for c in floats
+        ]
 
     summed = native_step(aggregated(frame, keys, sums), "with_columns", totals)
     return summed.drop(*(_term(c) for c in floats), *(_window(c) for c in floats))
