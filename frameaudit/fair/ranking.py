@@ -420,20 +420,25 @@ def _counts_rows(prep: _Prepared) -> bool:
 
 
 def _weighted_terms(
-    prep: _Prepared, rows: nw.LazyFrame[Any], value: nw.Expr, name: str
+    prep: _Prepared, rows: nw.LazyFrame[Any], value: validate.Written, name: str
 ) -> nw.LazyFrame[Any]:
     """``rows`` (one per ranking) with ``value`` as ``name`` and its weighted mean's terms.
 
-    ``_NUM`` = the value × the ranking's unit weight, ``_DEN`` = the weight.
+    ``_NUM`` = the value × the ranking's unit weight, ``_DEN`` = the weight. ``value`` is
+    written for either namespace, and both steps are built in Polars' own expressions on
+    Polars (through narwhals they were a twentieth of NDKL's small call).
     """
-    weighted = prep.estimation.unit_weight()
-    return rows.with_columns(value.alias(name)).with_columns(
-        (nw.col(name) * weighted).alias(_NUM), weighted.alias(_DEN)
-    )
+
+    def terms(ns: Any) -> list[Any]:
+        weighted = prep.estimation.unit_weight(ns=ns)
+        return [(ns.col(name) * weighted).alias(_NUM), weighted.alias(_DEN)]
+
+    valued = native_step(rows, "with_columns", lambda ns: [value(ns).alias(name)])
+    return native_step(valued, "with_columns", terms)
 
 
 def _mean_over_rankings(
-    prep: _Prepared, rows: nw.LazyFrame[Any], value: nw.Expr, name: str
+    prep: _Prepared, rows: nw.LazyFrame[Any], value: validate.Written, name: str
 ) -> nw.LazyFrame[Any]:
     """``name``: the mean of ``value`` (one per ranking of ``rows``) per estimate.
 
@@ -1430,12 +1435,17 @@ def ndkl(
         then=lambda rows, totals, carried: _ndkl_sums(prep, reference, rows, totals, carried),
         in_memory=prep.estimation.source.in_memory,
     )
-    # Σ_i w_i KL(P_i ‖ D) = Σ_j δ_j (H(n) − H(j − 1)), over Σ_i w_i
-    value = (nw.col("__fa_h") * nw.col("__fa_delta") - nw.col("__fa_delta_h")) / nw.col("__fa_z")
-    # a group with no reference share in a ranking's top prefixes: KL(P_i ‖ D) is +inf
-    value = nw.when(nw.col(_OFF_TARGET) > 0).then(nw.lit(float("inf"))).otherwise(value)
+
+    def value(ns: Any) -> Any:
+        # Σ_i w_i KL(P_i ‖ D) = Σ_j δ_j (H(n) − H(j − 1)), over Σ_i w_i
+        c = ns.col
+        divergence = (c("__fa_h") * c("__fa_delta") - c("__fa_delta_h")) / c("__fa_z")
+        # a group with no reference share in a ranking's top prefixes: KL(P_i ‖ D) is +inf
+        off = ns.when(c(_OFF_TARGET) > 0).then(ns.lit(float("inf"))).otherwise(divergence)
+        return off.clip(lower_bound=0.0)
+
     # the mean over rankings, each weighted by its unit weight (and count in a replicate)
-    result = _mean_over_rankings(prep, per_ranking, value.clip(lower_bound=0.0), "ndkl")
+    result = _mean_over_rankings(prep, per_ranking, value, "ndkl")
     if reference.unknown is not None:
         # a universe group absent from the whole frame has no share to compare with
         unknown = nw.col(_UNKNOWN) > 0
@@ -1481,14 +1491,19 @@ def _reference(prep: _Prepared, target: Target | None, *, listed: bool) -> _Refe
         sizes = prep.mapping.group_by(groups).agg(nw.len().alias("__fa_ng"))
     else:
         sizes = prep.estimation.group_sizes(prep.frame, groups, item=prep.item, name="__fa_ng")
-    ng = nw.col("__fa_ng").cast(nw.Float64)
     if prep.universe is not None and prep.mapping is None:
-        sizes = prep.universe.join(sizes, on=groups, how="left").with_columns(ng.fill_null(0.0))
-    shares = cached(sizes.select(*groups, (ng / ng.sum()).alias(_SHARE)))
-    unknown = shares.select(
-        ((nw.col(_SHARE) == 0).cast(nw.Int64).sum() + (nw.len() < 2).cast(nw.Int64)).alias(_UNKNOWN)
-    )
-    return _Reference(shares, groups, unknown)
+        sizes = prep.universe.join(sizes, on=groups, how="left")
+
+    def shared(ns: Any) -> list[Any]:  # in Polars' own expressions on Polars
+        ng = ns.col("__fa_ng").cast(ns.Float64).fill_null(0.0)
+        return [*map(ns.col, groups), (ng / ng.sum()).alias(_SHARE)]
+
+    def unshared(ns: Any) -> list[Any]:  # no share, or fewer than two groups
+        none = (ns.col(_SHARE) == 0).cast(ns.Int64).sum()
+        return [(none + (ns.len() < 2).cast(ns.Int64)).alias(_UNKNOWN)]
+
+    shares = cached(native_step(sizes, "select", shared))
+    return _Reference(shares, groups, native_step(shares, "select", unshared))
 
 
 def _target(prep: _Prepared, target: Any, *, listed: bool) -> _Reference:
@@ -1548,17 +1563,20 @@ def _ndkl_sums(
     def kept(ns: Any) -> list[Any]:  # the flags, the weight and what the engine carries
         return [ns.col(c).max() for c in (_OFF_TARGET, *weight)] + [c(ns) for c in carried]
 
+    # every sum is of Float64 terms (said, so that the long plan's schema is not resolved)
     groups = exact_sums(
         rows,
         [*prep.rankings, *prep.groups],
         sums,
         also=lambda ns: [ns.len().cast(ns.Int64).alias("__fa_ngr"), *kept(ns)],
+        floats=sums,
     )
     ranked = exact_sums(
         groups,
         prep.rankings,
         sums,
         also=lambda ns: [ns.col("__fa_ngr").sum().alias(_RANKINGS), *kept(ns)],
+        floats=sums,
     ).rename({term: name for term, name in names.items() if term in summed})
     if totals is None:
         return ranked
@@ -1811,7 +1829,11 @@ def awrf_js(
     divergence = exact_sums(grid.with_columns(term.alias("__fa_js")), rankings, ["__fa_js"]).join(
         totals.select(*rankings, nw.col(_ATTENTION).alias("__fa_total"), *weighted), on=rankings
     )
-    value = nw.when(nw.col("__fa_total") > 0).then(1.0 - nw.col("__fa_js")).otherwise(null_float())
+
+    def value(ns: Any) -> Any:
+        total, js = ns.col("__fa_total"), ns.col("__fa_js")
+        return ns.when(total > 0).then(1.0 - js).otherwise(ns.lit(None, dtype=ns.Float64))
+
     result = _mean_over_rankings(prep, divergence, value, "awrf_js")
     if reference.unknown is not None:
         unknown = nw.col(_UNKNOWN) > 0
@@ -2001,7 +2023,11 @@ def ndcg(
         also=prep.estimation.weight_kept,
     )
     scored = dcg.join(ideal, on=on, how="left").with_columns(nw.col(_IDEAL).fill_null(0.0))
-    value = nw.when(nw.col(_IDEAL) > 0).then(nw.col("__fa_dcg") / nw.col(_IDEAL)).otherwise(0.0)
+
+    def value(ns: Any) -> Any:
+        ideal = ns.col(_IDEAL)
+        return ns.when(ideal > 0).then(ns.col("__fa_dcg") / ideal).otherwise(ns.lit(0.0))
+
     if group is None:
         return _conclude(prep, _mean_over_rankings(prep, scored, value, "ndcg"), "ndcg")
     terms = _weighted_terms(prep, scored, value, "ndcg")
