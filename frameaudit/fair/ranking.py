@@ -1312,28 +1312,31 @@ def _arp_per_ranking(
 
     Also the ranking's length (``_RANKINGS``).
     """
-    ngr = nw.col("__fa_ngr")
-    weighted = prep.estimation.unit_weight()
-    return (
-        aggregate(
-            frame,
-            [*prep.rankings, *prep.groups],
-            order.cast(nw.Float64).sum().alias("__fa_sum_order"),
-            nw.len().alias("__fa_ngr"),
-            *([nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []),
-        )
-        .with_columns(ngr.cast(nw.Float64))
-        .with_columns(over(ngr.sum(), prep.rankings).alias(_RANKINGS))
-        .with_columns(
-            # Σ_{x∈g}(n_r − k_x) − n_g(n_g − 1)/2: pairs won against other groups
-            (ngr * nw.col(_RANKINGS) - nw.col("__fa_sum_order") - ngr * (ngr - 1.0) / 2.0).alias(
-                _NUM
-            ),
-            (ngr * (nw.col(_RANKINGS) - ngr)).alias(_DEN),
-        )
-        .with_columns(*((nw.col(c) * weighted).alias(c) for c in (_NUM, _DEN)))
-        .with_columns((ngr * weighted).alias(_ROWS))
+    counted = aggregate(
+        frame,
+        [*prep.rankings, *prep.groups],
+        order.cast(nw.Float64).sum().alias("__fa_sum_order"),
+        nw.len().alias("__fa_ngr"),
+        *([nw.col(prep.estimation.weight).max()] if prep.estimation.weight else []),
     )
+
+    def sized(ns: Any) -> list[Any]:  # in Polars' own expressions on Polars (native_step)
+        ngr = ns.col("__fa_ngr").cast(ns.Float64)
+        return [ngr.alias("__fa_ngr"), over(ngr.sum(), prep.rankings).alias(_RANKINGS)]
+
+    def pairs(ns: Any) -> list[Any]:
+        ngr, length = ns.col("__fa_ngr"), ns.col(_RANKINGS)
+        weighted = prep.estimation.unit_weight(ns=ns)
+        # Σ_{x∈g}(n_r − k_x) − n_g(n_g − 1)/2: pairs won against other groups
+        won = ngr * length - ns.col("__fa_sum_order") - ngr * (ngr - 1.0) / 2.0
+        mixed = ngr * (length - ngr)
+        return [
+            (won * weighted).alias(_NUM),
+            (mixed * weighted).alias(_DEN),
+            (ngr * weighted).alias(_ROWS),
+        ]
+
+    return native_step(native_step(counted, "with_columns", sized), "with_columns", pairs)
 
 
 @registered(
