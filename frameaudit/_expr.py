@@ -86,8 +86,11 @@ def partitioned(frame: nw.LazyFrame[Any], by: Sequence[str]) -> nw.LazyFrame[Any
     return frame if by else frame.with_columns(nw.lit(0).alias(WHOLE))
 
 
-def over(expr: nw.Expr, keys: Sequence[str]) -> nw.Expr:
-    """``expr.over(*keys)``, without partitioning by the constant :data:`WHOLE` key."""
+def over(expr: Any, keys: Sequence[str]) -> Any:
+    """``expr.over(*keys)``, without partitioning by the constant :data:`WHOLE` key.
+
+    ``expr`` is an expression of narwhals or of Polars (a ``Written`` step).
+    """
     hashed = hashed_keys(keys)
     return expr.over(*hashed) if hashed else expr
 

@@ -411,7 +411,7 @@ def _row_count(prep: _Prepared, ns: Any) -> Any:
     """
     if prep.aligned:
         return prep.estimation.unit_weight(ns=ns) * ns.col(SHARE)
-    return prep.estimation.unit_weight(integer=_counts_rows(prep), ns=ns)
+    return prep.estimation.unit_weight(integer=True, ns=ns)
 
 
 def _counts_rows(prep: _Prepared) -> bool:
@@ -682,8 +682,10 @@ def _pooled_metric(
         written = [numerator(ns).cast(ns.Float64) * weighted, weighted]
         if denominator == "sum":
             relevance = ns.col(values["relevance"])
-            counted = (relevance == 1).cast(ns.Int64)  # 0 or 1, as the check requires
-            written.append(counted if _DEN in counts else relevance.cast(ns.Float64) * weighted)
+            if _DEN in counts:  # 0 or 1, as the check requires
+                written.append((relevance == 1).cast(ns.Int64))
+            else:
+                written.append(relevance.cast(ns.Float64) * weighted)
         return [term.alias(name) for term, name in zip(written, columns, strict=True)]
 
     sized = denominator == "size" or combo is None
